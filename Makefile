@@ -1,0 +1,55 @@
+# Two commands do all set-up:  `make reproduce`  and  `make test`.
+# Both create .venv if it is missing and install the pinned dependencies.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# Keep BLAS/torch from oversubscribing small machines (2 cores in CI).
+export OMP_NUM_THREADS ?= 2
+export PYTHONHASHSEED := 0
+
+.PHONY: help venv data reproduce test unit notebooks lab lint clean-cache
+
+help:
+	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
+	@echo "make test       - set up, run unit tests and execute every notebook with nbval"
+	@echo "make lab        - open the course in JupyterLab"
+	@echo "make lint       - ruff"
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version' 
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first: its local CPU wheel; anything depending on torch would otherwise pull CUDA.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -c constraints.txt -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+data: $(STAMP)
+	$(PY) -m course_lib data
+
+reproduce: data
+	$(PY) -m course_lib reproduce
+
+# The one test command (README and .ci/run use it): unit tests + every notebook under nbval.
+test: data
+	$(PY) -m pytest tests notebooks solutions --nbval -p no:cacheprovider
+
+unit: $(STAMP)
+	$(PY) -m pytest tests
+
+notebooks: data
+	$(PY) -m pytest notebooks solutions --nbval
+
+lab: data
+	$(VENV)/bin/jupyter lab notebooks
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check course_lib tests
+
+clean-cache:
+	rm -rf data/cache

@@ -1,0 +1,123 @@
+"""Similarities: how a retriever scores a node against a query.
+
+A similarity works on text (``mode='text'``: it sees the query string and the nodes)
+or on vectors (``mode='embedding'``: it sees the query vector and the nodes'
+vectors). Built in: ``bm25`` (English words), ``bm25_chinese`` (jieba words) and
+``cosine``. Register your own::
+
+    @register_similarity(mode="text", batch=False)
+    def shared_characters(query: str, node: DocNode) -> float:
+        return len(set(query) & set(node.text)) / len(set(query))
+
+With ``batch=True`` the function gets all nodes (or, in embedding mode, the matrix of
+their vectors) at once and returns one score per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .bm25 import BM25Index
+from .node import DocNode
+from .tokenize import chinese_tokens, english_tokens
+
+MODES = ("text", "embedding")
+
+
+@dataclass
+class Similarity:
+    """A named scoring rule. A node is a hit only when its score is above ``min_score``."""
+
+    name: str
+    fn: Callable[..., Any]
+    mode: str = "text"
+    batch: bool = False
+    min_score: float = float("-inf")
+
+    def scores(self, query: Any, items: Sequence[Any], cache: dict[str, Any]) -> np.ndarray:
+        """One score per item. ``items`` are nodes (text mode) or vectors (embedding mode)."""
+        if self.batch:
+            raw = self.fn(query, items)
+        else:
+            raw = [self.fn(query, item) for item in items]
+        scores = np.asarray(raw, dtype=np.float64).ravel()
+        if scores.shape[0] != len(items):
+            raise ValueError(f"similarity {self.name!r} returned {scores.shape[0]} scores "
+                             f"for {len(items)} items")
+        if np.isnan(scores).any():
+            raise ValueError(f"similarity {self.name!r} returned NaN scores; "
+                             "check the inputs (empty text? zero vector?)")
+        return scores
+
+
+class BM25Similarity(Similarity):
+    """BM25 over a tokeniser; the index is built once per node group and cached.
+
+    A node that shares no term with the query scores 0 and is **not** returned
+    (LazyLLM pads its results with such zero-score nodes).
+    """
+
+    def __init__(self, name: str, tokenizer: Callable[[str], list[str]], **bm25_args: Any):
+        super().__init__(name=name, fn=tokenizer, mode="text", batch=True, min_score=0.0)
+        self.tokenizer = tokenizer
+        self.bm25_args = bm25_args
+
+    def scores(self, query: str, items: Sequence[DocNode], cache: dict[str, Any]) -> np.ndarray:
+        index = cache.get(self.name)
+        if index is None or len(index) != len(items):
+            index = BM25Index([self.tokenizer(node.text) for node in items], **self.bm25_args)
+            cache[self.name] = index
+        return index.scores(self.tokenizer(query))
+
+
+def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Cosine similarity of one vector against each row of ``matrix``."""
+    query = np.asarray(query, dtype=np.float64)
+    matrix = np.asarray(matrix, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
+    if (norms == 0).any():
+        raise ValueError("cosine similarity is undefined for a zero vector")
+    return matrix @ query / norms
+
+
+SIMILARITIES: dict[str, Similarity] = {
+    "bm25": BM25Similarity("bm25", english_tokens),
+    "bm25_chinese": BM25Similarity("bm25_chinese", chinese_tokens),
+    "cosine": Similarity("cosine", cosine, mode="embedding", batch=True),
+}
+
+
+def register_similarity(func: Callable[..., Any] | None = None, *, mode: str = "text",
+                        batch: bool = False, name: str | None = None) -> Any:
+    """Register ``func`` under ``name`` (default: its ``__name__``); usable as a decorator.
+
+    >>> @register_similarity(mode="text")
+    ... def same_length(query, node):
+    ...     return -abs(len(query) - len(node.text))
+    >>> get_similarity("same_length").mode
+    'text'
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        key = name or fn.__name__
+        if key in ("bm25", "bm25_chinese", "cosine"):
+            raise ValueError(f"{key!r} is a built-in similarity; choose another name")
+        SIMILARITIES[key] = Similarity(key, fn, mode=mode, batch=batch)
+        return fn
+
+    return register(func) if func is not None else register
+
+
+def get_similarity(name: str) -> Similarity:
+    """The registered similarity called ``name``, or a clear error listing the choices."""
+    try:
+        return SIMILARITIES[name]
+    except KeyError:
+        raise ValueError(f"unknown similarity {name!r}; choose one of "
+                         f"{sorted(SIMILARITIES)} or register_similarity() your own") from None

@@ -1,0 +1,36 @@
+"""Tokenisers for lexical similarity: English words and Chinese (jieba) words.
+
+>>> english_tokens("The 2008 Olympics, in Beijing!")
+['the', '2008', 'olympics', 'in', 'beijing']
+>>> chinese_tokens("2008年北京奥运会")
+['2008', '年', '北京', '奥运', '奥运会']
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import jieba
+
+# jieba announces its dictionary load on stderr; that noise would make notebook
+# outputs differ between the first and later runs.
+jieba.setLogLevel(logging.WARNING)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def english_tokens(text: str) -> list[str]:
+    """Lower-cased runs of letters and digits."""
+    return _WORD.findall(text.lower())
+
+
+def chinese_tokens(text: str) -> list[str]:
+    """jieba search-mode words, lower-cased, punctuation and spaces dropped.
+
+    Search mode also emits the shorter words inside a long one ("奥运会" → "奥运",
+    "奥运会"), so a query and a passage that segment differently still share terms.
+    Single characters are kept: in Chinese "鱼" or "年" carry meaning (bm25s, used by
+    LazyLLM, drops every one-character token).
+    """
+    return [word for word in jieba.lcut_for_search(text.lower()) if _WORD.fullmatch(word)]
