@@ -37,7 +37,7 @@ reproduce: data
 
 # The one test command (README and .ci/run use it): unit tests + every notebook under nbval.
 test: data
-	$(PY) -m pytest tests notebooks solutions --nbval -p no:cacheprovider
+	$(PY) -m pytest --doctest-modules course_lib tests notebooks solutions --nbval
 
 unit: $(STAMP)
 	$(PY) -m pytest tests

@@ -9,7 +9,8 @@ For a query q and a document d::
 ``tf`` is how often term t occurs in d, ``|d|`` the length of d in terms and
 ``avgdl`` the mean length. Two ``idf`` flavours:
 
-* ``"lucene"`` (default): ``ln(1 + (N − n + 0.5) / (n + 0.5))`` — never negative.
+* ``"lucene"`` (default): ``ln(1 + (N − n + 0.5) / (n + 0.5))`` — never negative
+  (Lucene and bm25s also drop the constant ``k1 + 1``; rankings are the same).
 * ``"okapi"``: ``ln((N − n + 0.5) / (n + 0.5))`` with negative values raised to
   ``epsilon × mean idf``, exactly as ``rank_bm25.BM25Okapi``. With only 26 documents a
   word in more than half of them would otherwise *lower* a document's score.
@@ -18,7 +19,7 @@ The per-(document, term) part does not depend on the query, so it is computed on
 into a sparse matrix; a query then only adds up a few columns.
 
 >>> index = BM25Index([["red", "apple"], ["green", "apple", "pie"], ["blue", "sky"]])
->>> [round(s, 3) for s in index.scores(["apple", "pie"])]
+>>> index.scores(["apple", "pie"]).round(3).tolist()
 [0.502, 1.286, 0.0]
 """
 

@@ -9,7 +9,7 @@ noise — notebook 01 shows by how much.
 >>> doc.create_node_group("line", transform=lambda t: t.split("\\n"))
 >>> retriever = Retriever(doc, "line", similarity="bm25_chinese", topk=1)
 >>> [(n.text, round(n.score, 2)) for n in retriever("狗喜欢什么")]
-[('狗喜欢骨头。', 0.61)]
+[('狗喜欢骨头。', 0.88)]
 """
 
 from __future__ import annotations

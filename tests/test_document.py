@@ -1,0 +1,198 @@
+import pytest
+
+from course_lib import ROOT, DocNode, Document, NodeTransform, SentenceSplitter, register_reader
+from course_lib.document import READERS
+
+TEXTS = {"a.txt": "第一段。第一段第二句。\n第二段。", "b.txt": "Alpha beta.\nGamma delta."}
+
+
+def lines(text):
+    return text.split("\n")
+
+
+def test_builtin_groups_exist_and_are_built_lazily():
+    doc = Document(texts=TEXTS)
+    assert doc.groups()[:4] == [ROOT, "CoarseChunk", "MediumChunk", "FineChunk"]
+    assert "CoarseChunk" not in doc._nodes  # recorded, not built
+    nodes = doc.get_nodes("FineChunk")
+    assert {n.root.uid for n in nodes} == {"a.txt", "b.txt"}
+    assert all(len(n.text) <= 128 for n in nodes)
+
+
+def test_group_chain_is_built_on_first_use_only():
+    calls = []
+
+    def counting(text):
+        calls.append(text)
+        return lines(text)
+
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("line", transform=counting)
+    doc.create_node_group("sentence", transform=lambda t: t.split("。"), parent="line")
+    assert calls == []
+    sentences = doc.get_nodes("sentence")  # builds "line" first
+    assert len(calls) == 2
+    doc.get_nodes("sentence")
+    doc.get_nodes("line")
+    assert len(calls) == 2
+    assert [s.text for s in sentences[:2]] == ["第一段", "第一段第二句"]
+    assert sentences[0].parent.group == "line" and sentences[0].root.uid == "a.txt"
+
+
+def test_children_and_parents_link_both_ways_with_metadata():
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("line", transform=lines)
+    line = doc.get_nodes("line")[0]
+    root = line.parent
+    assert root.children["line"][0] is line
+    assert line.metadata["file_name"] == "a.txt"
+    assert line.uid == "a.txt/line[0]"
+
+
+class SplitOn:
+    """A configurable callable class: split on a chosen symbol."""
+
+    def __init__(self, symbol):
+        self.symbol = symbol
+
+    def __call__(self, text):
+        return text.split(self.symbol)
+
+
+class KeepLongNodes(NodeTransform):
+    def __init__(self, min_chars=5):
+        self.min_chars = min_chars
+
+    def transform(self, node):
+        return [t for t in node.text.split("\n") if len(t) >= self.min_chars]
+
+
+def test_four_transform_styles_and_trans_node():
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("by_function", transform=lines)
+    doc.create_node_group("by_lambda", transform=lambda t: t.split("。"))
+    doc.create_node_group("by_class_instance", transform=SplitOn("\n"))
+    doc.create_node_group("by_class", transform=SplitOn, symbol=".")
+    doc.create_node_group("by_node", trans_node=True,
+                          transform=lambda node: [node.metadata["file_name"] + ":" + node.text[:3]])
+    doc.create_node_group("by_subclass", transform=KeepLongNodes, min_chars=6)
+    assert [n.text for n in doc.get_nodes("by_function")] == \
+        [n.text for n in doc.get_nodes("by_class_instance")]
+    assert "Alpha beta" in [n.text for n in doc.get_nodes("by_class")]
+    assert [n.text for n in doc.get_nodes("by_node")] == ["a.txt:第一段", "b.txt:Alp"]
+    assert [n.text for n in doc.get_nodes("by_subclass")] == \
+        ["第一段。第一段第二句。", "Alpha beta.", "Gamma delta."]
+
+
+def test_empty_results_are_dropped_and_nodes_may_be_returned():
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("sparse", transform=lambda t: ["", "  ", t[:2]])
+    doc.create_node_group("none", transform=lambda t: None)
+    doc.create_node_group("self", transform=lambda n: [n], trans_node=True)
+    assert [n.text for n in doc.get_nodes("sparse")] == ["第一", "Al"]
+    assert doc.get_nodes("none") == []
+    copies = doc.get_nodes("self")
+    assert copies[0].parent.group == ROOT and copies[0].parent.parent is None
+
+
+def test_sentence_splitter_as_transform():
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("tiny", transform=SentenceSplitter, chunk_size=6, chunk_overlap=0)
+    texts = [n.text for n in doc.get_nodes("tiny")]
+    assert texts[:3] == ["第一段。", "第一段第二句", "。\n第二段。"]
+
+
+def test_num_workers_gives_same_nodes():
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("serial", transform=lines)
+    doc.create_node_group("parallel", transform=lines, num_workers=2)
+    assert [n.text for n in doc.get_nodes("serial")] == [n.text for n in doc.get_nodes("parallel")]
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    ({"name": "CoarseChunk", "transform": lines}, ValueError, "already exists"),
+    ({"name": "x", "transform": lines, "parent": "nope"}, ValueError, "unknown parent"),
+    ({"name": "x", "transform": lines, "parent": "x"}, ValueError, "cycle"),
+    ({"name": "", "transform": lines}, ValueError, "non-empty"),
+    ({"name": "x", "transform": 42}, TypeError, "callable"),
+    ({"name": "x", "transform": lines, "num_workers": -1}, ValueError, "num_workers"),
+])
+def test_bad_group_definitions(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        Document(texts=TEXTS).create_node_group(**kwargs)
+
+
+@pytest.mark.parametrize("transform,message", [
+    (lambda t: 42, "must return str"),
+    (lambda t: [1, 2], "inside its list"),
+])
+def test_wrong_return_types_name_the_group(transform, message):
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("bad", transform=transform)
+    with pytest.raises(TypeError, match=f"'bad'.*{message}|{message}"):
+        doc.get_nodes("bad")
+
+
+def test_unknown_group_lists_the_known_ones():
+    with pytest.raises(ValueError, match="known groups"):
+        Document(texts=TEXTS).get_nodes("Nope")
+
+
+def test_find_small_to_big_big_to_small_and_siblings():
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("line", transform=lines)
+    doc.create_node_group("sentence", transform=lambda t: t.split("。"), parent="line")
+    doc.create_node_group("word", transform=lambda t: t.split(" "), parent="line")
+    sentences = doc.get_nodes("sentence")
+    # Up: two sentences of one line give that line once, in input order.
+    hits = [sentences[1].with_score(0.9), sentences[0].with_score(0.5), sentences[-1]]
+    up = doc.find("line")(hits)
+    assert [n.text for n in up] == ["第一段。第一段第二句。", "Gamma delta."]
+    assert up[0].score == 0.9
+    assert [n.uid for n in doc.find(ROOT)(hits)] == ["a.txt", "b.txt"]
+    # Down: a root gives all its sentences.
+    down = doc.find("sentence")([doc.get_nodes(ROOT)[1]])
+    assert [n.text for n in down] == ["Alpha beta.", "Gamma delta."]
+    # Sideways: from a sentence to the words of the same line.
+    words = doc.find("word")([n for n in sentences if n.text == "Alpha beta."])
+    assert [n.text for n in words] == ["Alpha", "beta."]
+
+
+def test_sources_files_folder_and_custom_reader(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "one.txt").write_text("一。", encoding="utf-8")
+    (tmp_path / "sub" / "two.md").write_text("# two", encoding="utf-8")
+    (tmp_path / "three.csv").write_text("a,b\n1,2", encoding="utf-8")
+    (tmp_path / "skip.bin").write_bytes(b"\0")
+    doc = Document(tmp_path)
+    assert [n.uid for n in doc.get_nodes(ROOT)] == ["one.txt", "sub/two.md"]
+    meta = doc.get_nodes(ROOT)[0].metadata
+    assert meta["file_name"] == "one.txt" and meta["file_size"] == 6 and "modified" in meta
+    with pytest.raises(ValueError, match="no reader"):
+        Document(files=[tmp_path / "three.csv"])
+    register_reader(".csv", lambda p: p.read_text().replace(",", " | "))
+    try:
+        assert Document(files=[tmp_path / "three.csv"]).get_nodes(ROOT)[0].text == "a | b\n1 | 2"
+    finally:
+        READERS.pop(".csv")
+
+
+def test_bad_sources():
+    with pytest.raises(ValueError, match="exactly one"):
+        Document()
+    with pytest.raises(ValueError, match="exactly one"):
+        Document("x", texts=["a"])
+    with pytest.raises(FileNotFoundError, match="not a folder"):
+        Document("/no/such/folder")
+    with pytest.raises(TypeError, match="strings"):
+        Document(texts=[1])
+    with pytest.raises(ValueError, match="suffix"):
+        register_reader("csv", str)
+
+
+def test_docnode_identity_and_scored_copies():
+    node = DocNode("文本", uid="u1")
+    scored = node.with_score(0.5)
+    assert scored == node and scored is not node and node.score is None
+    assert len({node, scored}) == 1
+    assert "score=0.5000" in repr(scored)

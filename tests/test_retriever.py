@@ -1,0 +1,174 @@
+import numpy as np
+import pytest
+
+from course_lib import Document, Retriever, load_sample, register_similarity, split_paragraphs
+from course_lib.similarity import SIMILARITIES, get_similarity
+
+
+@pytest.fixture()
+def sample_doc():
+    texts, questions = load_sample()
+    doc = Document(texts=texts)
+    doc.create_node_group("paragraph", transform=split_paragraphs)
+    return doc, questions
+
+
+def test_results_are_sorted_scored_and_find_the_gold_paragraph(sample_doc):
+    doc, questions = sample_doc
+    found_first = 0
+    for q in questions:
+        similarity = "bm25_chinese" if q["file_name"].endswith(".txt") and \
+            not q["file_name"].startswith("python") else "bm25"
+        results = Retriever(doc, "paragraph", similarity, topk=3)(q["question"])
+        scores = [n.score for n in results]
+        assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+        found_first += results[0].text == q["paragraph"]
+    assert found_first >= len(questions) - 1
+
+
+def test_zero_score_nodes_are_not_padded(sample_doc):
+    doc, _ = sample_doc
+    results = Retriever(doc, "paragraph", "bm25", topk=10)("chloroplasts")
+    assert len(results) == 1 and "chloroplasts" in results[0].text
+
+
+def test_stored_nodes_are_not_mutated(sample_doc):
+    doc, _ = sample_doc
+    Retriever(doc, "paragraph", "bm25_chinese")("长城")
+    assert all(n.score is None for n in doc.get_nodes("paragraph"))
+
+
+def test_filters_and_cut_off(sample_doc):
+    doc, _ = sample_doc
+    query = "中国第一次举办奥运会 长城 茶"
+    only_tea = Retriever(doc, "paragraph", "bm25_chinese", filters={"file_name": ["tea.txt"]})
+    assert {n.metadata["file_name"] for n in only_tea(query)} == {"tea.txt"}
+    everything = Retriever(doc, "paragraph", "bm25_chinese", topk=10)(query)
+    cut = everything[1].score
+    kept = Retriever(doc, "paragraph", "bm25_chinese", topk=10, similarity_cut_off=cut)(query)
+    assert [n.uid for n in kept] == [everything[0].uid]  # strictly above the cut-off
+    empty = Retriever(doc, "paragraph", "bm25_chinese", similarity_cut_off=1e9)(query)
+    assert empty == []
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    ({"topk": 0}, ValueError, r"topk must be an integer in \[1, 10000\], got 0"),
+    ({"topk": 10001}, ValueError, "topk"),
+    ({"topk": 2.0}, ValueError, "topk"),
+    ({"group_name": "Nope"}, ValueError, "unknown node group"),
+    ({"similarity": "nope"}, ValueError, "unknown similarity"),
+    ({"filters": {"file_name": "tea.txt"}}, TypeError, "list of allowed values"),
+    ({"similarity_cut_off": "0.5"}, ValueError, "similarity_cut_off"),
+    ({"similarity_cut_off": float("nan")}, ValueError, "similarity_cut_off"),
+    ({"embed_keys": ["x"]}, ValueError, "embed_keys only apply"),
+    ({"similarity": "cosine"}, ValueError, "needs vectors"),
+])
+def test_bad_arguments(sample_doc, kwargs, error, message):
+    doc, _ = sample_doc
+    args = {"group_name": "paragraph", **kwargs}
+    with pytest.raises(error, match=message):
+        Retriever(doc, **args)
+
+
+@pytest.mark.parametrize("query,error", [("", ValueError), ("   ", ValueError),
+                                         (None, TypeError), ("x" * 1_000_001, ValueError)])
+def test_bad_queries(sample_doc, query, error):
+    doc, _ = sample_doc
+    with pytest.raises(error, match="query"):
+        Retriever(doc, "paragraph")(query)
+
+
+def test_topk_larger_than_corpus_returns_what_exists(sample_doc):
+    doc, _ = sample_doc
+    # Every paragraph that names 长城, no padding up to topk.
+    assert len(Retriever(doc, "paragraph", "bm25_chinese", topk=10000)("长城")) == 3
+
+
+def test_registered_text_similarities_batch_and_single(sample_doc):
+    doc, _ = sample_doc
+
+    @register_similarity(mode="text", batch=False, name="shared_chars_test")
+    def shared_chars(query, node):
+        return len(set(query) & set(node.text)) / len(set(query))
+
+    @register_similarity(mode="text", batch=True, name="shared_chars_batch_test")
+    def shared_chars_batch(query, nodes):
+        return [shared_chars(query, n) for n in nodes]
+
+    try:
+        one = Retriever(doc, "paragraph", "shared_chars_test", topk=3)("普洱属于哪一类茶")
+        many = Retriever(doc, "paragraph", "shared_chars_batch_test", topk=3)("普洱属于哪一类茶")
+        assert [n.uid for n in one] == [n.uid for n in many]
+        assert "普洱" in one[0].text
+    finally:
+        SIMILARITIES.pop("shared_chars_test")
+        SIMILARITIES.pop("shared_chars_batch_test")
+
+
+def test_similarity_returning_nan_or_wrong_length_is_an_error(sample_doc):
+    doc, _ = sample_doc
+    register_similarity(lambda q, nodes: [float("nan")] * len(nodes), batch=True, name="nan_t")
+    register_similarity(lambda q, nodes: [1.0], batch=True, name="short_t")
+    try:
+        with pytest.raises(ValueError, match="NaN"):
+            Retriever(doc, "paragraph", "nan_t")("长城")
+        with pytest.raises(ValueError, match="returned 1 scores"):
+            Retriever(doc, "paragraph", "short_t")("长城")
+    finally:
+        SIMILARITIES.pop("nan_t")
+        SIMILARITIES.pop("short_t")
+
+
+def test_register_similarity_rejects_bad_modes_and_builtin_names():
+    with pytest.raises(ValueError, match="mode"):
+        register_similarity(len, mode="sparse")
+    with pytest.raises(ValueError, match="built-in"):
+        register_similarity(len, name="bm25")
+    assert get_similarity("cosine").mode == "embedding"
+
+
+def char_vectors(texts, alphabet="长城茶奥运光Python"):
+    """A real (if crude) embedding: counts of a few characters, plus one for safety."""
+    return np.array([[t.count(ch) for ch in alphabet] + [1] for t in texts], dtype=float)
+
+
+def test_embedding_mode_with_cosine_and_several_keys(sample_doc):
+    texts, _ = load_sample()
+    doc = Document(texts=texts, embed={"chars": char_vectors,
+                                       "length": lambda ts: [[len(t), 1.0] for t in ts]})
+    doc.create_node_group("paragraph", transform=split_paragraphs)
+    results = Retriever(doc, "paragraph", "cosine", topk=2, embed_keys=["chars"])("长城长城")
+    assert all("长城" in n.text for n in results)
+    assert results[0].score >= results[1].score
+    both = Retriever(doc, "paragraph", "cosine", topk=2)("长城长城")
+    assert len({n.uid for n in both}) == len(both) <= 4
+    assert [n.score for n in both] == sorted((n.score for n in both), reverse=True)
+    node = doc.get_nodes("paragraph")[0]
+    assert set(node.embeddings) == {"chars", "length"}
+    per_key = Retriever(doc, "paragraph", "cosine", topk=5, embed_keys=["chars"],
+                        similarity_cut_off={"chars": 0.99})("长城长城")
+    assert all(n.score > 0.99 for n in per_key)
+    with pytest.raises(ValueError, match="unknown embed key"):
+        Retriever(doc, "paragraph", "cosine", embed_keys=["nope"])
+    with pytest.raises(ValueError, match="unknown embed key"):
+        Retriever(doc, "paragraph", "cosine", similarity_cut_off={"nope": 0.1})
+
+
+def test_embedding_dimension_mismatch_and_zero_vectors():
+    calls = {"n": 0}
+
+    def shifty(texts):
+        calls["n"] += 1
+        return np.ones((len(texts), 3 if calls["n"] == 1 else 4))
+
+    doc = Document(texts=["甲", "乙"], embed=shifty)
+    with pytest.raises(ValueError, match="dimension"):
+        Retriever(doc, "root", "cosine")("甲")
+    zero = Document(texts=["甲"], embed=lambda ts: np.zeros((len(ts), 2)))
+    with pytest.raises(ValueError, match="zero vector"):
+        Retriever(zero, "root", "cosine")("甲")
+    wrong = Document(texts=["甲", "乙"], embed=lambda ts: np.ones((1, 2)))
+    with pytest.raises(ValueError, match="shape"):
+        Retriever(wrong, "root", "cosine")("甲")
+    with pytest.raises(TypeError, match="embed must be"):
+        Document(texts=["甲"], embed=42)
