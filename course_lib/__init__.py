@@ -24,7 +24,7 @@ from .metrics import (
 from .node import DocNode
 from .pipelines import PIPELINES, knowledge_base_document, register_pipeline
 from .retriever import Retriever
-from .similarity import register_similarity
+from .similarity import register_bm25, register_similarity
 from .text_splitter import SentenceSplitter, approx_gpt2_tokens, split_paragraphs
 
 __version__ = "0.1.0"
@@ -34,6 +34,6 @@ __all__ = [
     "PIPELINES", "approx_gpt2_tokens", "build_knowledge_base", "context_recall",
     "context_relevance", "edit_similarity", "evaluate", "fetch_cmrc2018", "is_hit",
     "knowledge_base_document", "load_cmrc2018_kb", "load_sample", "load_squad", "mrr_at_k",
-    "recall_at_k", "register_pipeline", "register_reader", "register_similarity",
+    "recall_at_k", "register_pipeline", "register_bm25", "register_reader", "register_similarity",
     "score_rankings", "split_paragraphs", "__version__",
 ]

@@ -61,12 +61,12 @@ def score_rankings(questions: Sequence[Question], rankings: Sequence[Sequence[Do
 
 
 def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
-             ks: Sequence[int] = KS) -> dict[str, Any]:
+             ks: Sequence[int] = KS, span_recall: bool | None = None) -> dict[str, Any]:
     """Score ``pipeline`` (a registered name or a callable) on ``kb``'s questions.
 
     The returned dict holds ``pipeline``, ``questions``, ``skipped``, ``recall@k``,
     ``mrr@k``, ``context_relevance@k`` for each k, ``span_recall@k`` for chunk
-    pipelines, and ``seconds`` (index build included).
+    pipelines (or when ``span_recall=True``), and ``seconds`` (index build included).
     """
     started = time.perf_counter()
     name = pipeline if isinstance(pipeline, str) else getattr(pipeline, "__name__", "custom")
@@ -75,16 +75,19 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
         retrieve, chunked = built.retrieve, built.chunked
     else:
         retrieve, chunked = pipeline, False
+    if span_recall is not None:
+        chunked = span_recall
     rankings = [retrieve(q.question)[: max(ks)] for q in kb.questions]
     scores = score_rankings(kb.questions, rankings, kb.files if chunked else None, ks)
     return {"pipeline": name, "questions": len(kb.questions), "skipped": len(kb.skipped),
             **scores, "seconds": round(time.perf_counter() - started, 2)}
 
 
-def format_result(result: dict[str, Any], ks: Sequence[int] = KS) -> str:
-    """A small text table of one evaluation result."""
+def format_result(result: dict[str, Any], ks: Sequence[int] = KS, timing: bool = True) -> str:
+    """A small text table of one evaluation result (``timing=False`` leaves out seconds)."""
+    seconds = f", {result['seconds']} s" if timing else ""
     lines = [f"pipeline {result['pipeline']}: {result['questions']} questions "
-             f"({result['skipped']} empty skipped), {result['seconds']} s",
+             f"({result['skipped']} empty skipped){seconds}",
              f"{'metric':<20}" + "".join(f"{'top ' + str(k):>9}" for k in ks)]
     for metric in ("recall", "span_recall", "mrr", "context_relevance"):
         if f"{metric}@{ks[0]}" in result:

@@ -114,6 +114,18 @@ def register_similarity(func: Callable[..., Any] | None = None, *, mode: str = "
     return register(func) if func is not None else register
 
 
+def register_bm25(name: str, tokenizer: Callable[[str], list[str]], **bm25_args: Any) -> None:
+    """Register a BM25 similarity over your own tokeniser (e.g. to compare tokenisations).
+
+    >>> register_bm25("bm25_characters", lambda text: list(text))
+    >>> get_similarity("bm25_characters").min_score
+    0.0
+    """
+    if name in ("bm25", "bm25_chinese", "cosine"):
+        raise ValueError(f"{name!r} is a built-in similarity; choose another name")
+    SIMILARITIES[name] = BM25Similarity(name, tokenizer, **bm25_args)
+
+
 def get_similarity(name: str) -> Similarity:
     """The registered similarity called ``name``, or a clear error listing the choices."""
     try:

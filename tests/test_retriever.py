@@ -172,3 +172,18 @@ def test_embedding_dimension_mismatch_and_zero_vectors():
         Retriever(wrong, "root", "cosine")("甲")
     with pytest.raises(TypeError, match="embed must be"):
         Document(texts=["甲"], embed=42)
+
+
+def test_register_bm25_with_own_tokeniser(sample_doc):
+    from course_lib import register_bm25
+
+    register_bm25("bm25_chars_test", lambda text: [ch for ch in text if ch.strip()])
+    try:
+        doc = sample_doc[0]
+        results = Retriever(doc, "paragraph", "bm25_chars_test", topk=1)("菲尔普斯")
+        assert "菲尔普斯" in results[0].text
+        assert doc.cache_for("paragraph")["bm25_chars_test"] is not None
+        with pytest.raises(ValueError, match="built-in"):
+            register_bm25("bm25", str.split)
+    finally:
+        SIMILARITIES.pop("bm25_chars_test")
