@@ -180,6 +180,10 @@ class Document:
         """All group names, root first."""
         return [ROOT, *self._rules]
 
+    def built_groups(self) -> list[str]:
+        """Groups whose nodes exist already (the others are only rules so far)."""
+        return [g for g in self.groups() if g in self._nodes]
+
     def parent_of(self, group: str) -> str | None:
         self._check_group(group)
         return None if group == ROOT else self._rules[group].parent

@@ -4,8 +4,8 @@ The recipe, in three steps:
 
 1. cut the text into sentences (after 。！？!? ; or a newline), keeping every
    character, so chunks are exact substrings of the input;
-2. a sentence longer than a chunk is cut further at spaces (never mid-word when a
-   space exists), and only then at characters;
+2. a sentence longer than a chunk is cut further at clause marks (，、：,:), then at
+   spaces (never mid-word when a space exists), and only then at characters;
 3. pack pieces greedily into chunks; each new chunk starts with the last pieces of
    the previous one, up to ``chunk_overlap``.
 
@@ -29,6 +29,8 @@ from .node import DocNode
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
 # English sentence ends: ". " — split after the space so the space is kept.
 _EN_SENTENCE_END = re.compile(r"(?<=[.!?] )")
+# Fallback boundaries for a sentence longer than a chunk, tried in this order.
+_CLAUSE_END = re.compile(r"(?<=[，、：,:])")
 _SPACE = re.compile(r"(?<= )")
 
 
@@ -104,29 +106,25 @@ class SentenceSplitter:
                 pieces.extend(self._fit(part))
         return pieces
 
-    def _fit(self, piece: str) -> list[str]:
+    def _fit(self, piece: str, boundaries: tuple[re.Pattern[str], ...] = (_CLAUSE_END, _SPACE)
+             ) -> list[str]:
+        """Cut ``piece`` to chunk size at the first kind of boundary it has, else by characters."""
         if self.length_fn(piece) <= self.chunk_size:
             return [piece]
-        words = _split_keep(_SPACE, piece)
-        if len(words) > 1:
-            out: list[str] = []
-            current = ""
-            for word in words:
-                if current and self.length_fn(current + word) > self.chunk_size:
-                    out.extend(self._fit(current))
-                    current = ""
-                current += word
-            if current:
-                out.extend(self._fit(current))
-            return out
-        # No space to cut at: cut by characters (the only option for a long CJK run).
-        out, current = [], ""
-        for ch in piece:
-            if current and self.length_fn(current + ch) > self.chunk_size:
-                out.append(current)
+        level = next((i for i, boundary in enumerate(boundaries)
+                      if len(_split_keep(boundary, piece)) > 1), len(boundaries))
+        # No boundary at all (a long unbroken run, e.g. CJK text): cut between characters.
+        parts = _split_keep(boundaries[level], piece) if level < len(boundaries) else list(piece)
+        out: list[str] = []
+        current = ""
+        for part in parts:
+            if current and self.length_fn(current + part) > self.chunk_size:
+                out.extend(self._fit(current, boundaries[level + 1:]))
                 current = ""
-            current += ch
-        return out + ([current] if current else [])
+            current += part
+        if current:
+            out.extend(self._fit(current, boundaries[level + 1:]))
+        return out
 
 
 def _split_keep(pattern: re.Pattern[str], text: str) -> list[str]:

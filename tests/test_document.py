@@ -13,7 +13,7 @@ def lines(text):
 def test_builtin_groups_exist_and_are_built_lazily():
     doc = Document(texts=TEXTS)
     assert doc.groups()[:4] == [ROOT, "CoarseChunk", "MediumChunk", "FineChunk"]
-    assert "CoarseChunk" not in doc._nodes  # recorded, not built
+    assert doc.built_groups() == [ROOT]  # rules recorded, nothing built
     nodes = doc.get_nodes("FineChunk")
     assert {n.root.uid for n in nodes} == {"a.txt", "b.txt"}
     assert all(len(n.text) <= 128 for n in nodes)

@@ -68,3 +68,12 @@ def test_bad_sizes_are_rejected(size, overlap):
 
 def test_split_paragraphs_drops_blank_lines():
     assert split_paragraphs("a\n\n b \n") == ["a", "b"]
+
+
+def test_long_sentence_is_cut_at_commas_before_characters():
+    sentence = "本鱼分布于印度太平洋区，包括东非、马达加斯加、模里西斯，以及红海等海域。"
+    chunks = SentenceSplitter(16, 0).split_text(sentence)
+    assert "".join(chunks) == sentence
+    assert all(len(c) <= 16 for c in chunks)
+    assert chunks[0] == "本鱼分布于印度太平洋区，"
+    assert all(c[-1] in "，、。" for c in chunks)
