@@ -81,3 +81,9 @@ def _bm25_coarse_gpt2(kb: KnowledgeBase) -> Retrieve:
 @register_pipeline("bm25-paragraph", "one node per paragraph (split on \\n), BM25 on jieba words")
 def _bm25_paragraph(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb), "paragraph", "bm25_chinese", topk=TOPK)
+
+
+@register_pipeline("bm25-paragraph-lazyllm", "paragraphs, BM25 on jieba words of 2+ characters "
+                   "(LazyLLM's tokenisation, for comparison)")
+def _bm25_paragraph_lazyllm(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb), "paragraph", "bm25_lazyllm", topk=TOPK)

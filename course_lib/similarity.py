@@ -2,8 +2,8 @@
 
 A similarity works on text (``mode='text'``: it sees the query string and the nodes)
 or on vectors (``mode='embedding'``: it sees the query vector and the nodes'
-vectors). Built in: ``bm25`` (English words), ``bm25_chinese`` (jieba words) and
-``cosine``. Register your own::
+vectors). Built in: ``bm25`` (English words), ``bm25_chinese`` (jieba words),
+``bm25_lazyllm`` (jieba words as LazyLLM's BM25 sees them) and ``cosine``. Register your own::
 
     @register_similarity(mode="text", batch=False)
     def shared_characters(query: str, node: DocNode) -> float:
@@ -23,7 +23,7 @@ import numpy as np
 
 from .bm25 import BM25Index
 from .node import DocNode
-from .tokenize import chinese_tokens, english_tokens
+from .tokenize import chinese_tokens, english_tokens, lazyllm_chinese_tokens
 
 MODES = ("text", "embedding")
 
@@ -87,8 +87,11 @@ def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 SIMILARITIES: dict[str, Similarity] = {
     "bm25": BM25Similarity("bm25", english_tokens),
     "bm25_chinese": BM25Similarity("bm25_chinese", chinese_tokens),
+    "bm25_lazyllm": BM25Similarity("bm25_lazyllm", lazyllm_chinese_tokens),
     "cosine": Similarity("cosine", cosine, mode="embedding", batch=True),
 }
+
+BUILTIN = frozenset(SIMILARITIES)
 
 
 def register_similarity(func: Callable[..., Any] | None = None, *, mode: str = "text",
@@ -106,7 +109,7 @@ def register_similarity(func: Callable[..., Any] | None = None, *, mode: str = "
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         key = name or fn.__name__
-        if key in ("bm25", "bm25_chinese", "cosine"):
+        if key in BUILTIN:
             raise ValueError(f"{key!r} is a built-in similarity; choose another name")
         SIMILARITIES[key] = Similarity(key, fn, mode=mode, batch=batch)
         return fn
@@ -121,7 +124,7 @@ def register_bm25(name: str, tokenizer: Callable[[str], list[str]], **bm25_args:
     >>> get_similarity("bm25_characters").min_score
     0.0
     """
-    if name in ("bm25", "bm25_chinese", "cosine"):
+    if name in BUILTIN:
         raise ValueError(f"{name!r} is a built-in similarity; choose another name")
     SIMILARITIES[name] = BM25Similarity(name, tokenizer, **bm25_args)
 

@@ -4,6 +4,8 @@
 ['the', '2008', 'olympics', 'in', 'beijing']
 >>> chinese_tokens("2008年北京奥运会")
 ['2008', '年', '北京', '奥运', '奥运会']
+>>> lazyllm_chinese_tokens("2008年北京奥运会")
+['2008', '北京', '奥运会']
 """
 
 from __future__ import annotations
@@ -34,3 +36,10 @@ def chinese_tokens(text: str) -> list[str]:
     LazyLLM, drops every one-character token).
     """
     return [word for word in jieba.lcut_for_search(text.lower()) if _WORD.fullmatch(word)]
+
+
+def lazyllm_chinese_tokens(text: str) -> list[str]:
+    """What LazyLLM's Chinese BM25 ends up indexing: ``jieba.lcut`` words of two or more
+    characters (bm25s's token pattern drops single characters). Kept to reproduce the
+    chapter's numbers and to show what the single characters are worth."""
+    return [word for word in jieba.lcut(text.lower()) if _WORD.fullmatch(word) and len(word) > 1]
