@@ -59,6 +59,7 @@ class BM25Index:
         self.idf = self._idf(doc_freq, n_docs, idf, epsilon)
 
         avgdl = lengths.mean() if n_docs and lengths.mean() > 0 else 1.0
+        self.avgdl = float(avgdl)
         norm = k1 * (1 - b + b * lengths[rows] / avgdl) if rows else np.zeros(0)
         weights = self.idf[cols] * tf * (k1 + 1) / (tf + norm)
         # Column slicing is the hot path (one column per query term): CSC format.

@@ -284,8 +284,14 @@ class Document:
         return frontier
 
     # -- embeddings -----------------------------------------------------------
-    def embeddings(self, group: str, key: str) -> np.ndarray:
-        """Vectors of all nodes of ``group`` under embed ``key``, computed once."""
+    def embeddings(self, group: str, key: str) -> Any:
+        """Vectors of all nodes of ``group`` under embed ``key``, computed once.
+
+        Dense embedders give an ``(n, dim)`` array, sparse ones a list of
+        ``{term_id: weight}`` dicts. A sparse embedder with a ``fit`` method (such as
+        :class:`~course_lib.embeddings.CharNgramSparseEmbedder`) is first fitted on the
+        group's texts, so its idf reflects this corpus.
+        """
         if key not in self.embed:
             raise ValueError(f"unknown embed key {key!r}; this document has "
                              f"{sorted(self.embed) or 'no embed= functions'}")
@@ -293,14 +299,31 @@ class Document:
         name = f"embeddings:{key}"
         if name not in cache:
             nodes = self.get_nodes(group)
-            vectors = np.asarray(self.embed[key]([n.text for n in nodes]), dtype=np.float32)
-            if vectors.ndim != 2 or vectors.shape[0] != len(nodes):
-                raise ValueError(f"embed {key!r} returned shape {vectors.shape}; expected "
-                                 f"({len(nodes)}, dim)")
+            texts = [n.text for n in nodes]
+            embedder = self.embed[key]
+            if hasattr(embedder, "fit") and not getattr(embedder, "fitted", True):
+                embedder.fit(texts)
+            vectors = embedder(texts)
+            if not (isinstance(vectors, list) and all(isinstance(v, dict) for v in vectors)):
+                vectors = np.asarray(vectors, dtype=np.float32)
+                if vectors.ndim != 2 or vectors.shape[0] != len(nodes):
+                    raise ValueError(f"embed {key!r} returned shape {vectors.shape}; expected "
+                                     f"({len(nodes)}, dim)")
+            elif len(vectors) != len(nodes):
+                raise ValueError(f"embed {key!r} returned {len(vectors)} sparse vectors for "
+                                 f"{len(nodes)} nodes")
             for node, vector in zip(nodes, vectors, strict=True):
                 node.embeddings[key] = vector
             cache[name] = vectors
         return cache[name]
+
+    def embed_query(self, key: str, query: str) -> Any:
+        """The query's vector under ``key`` (sparse embedders may weigh queries differently)."""
+        embedder = self.embed[key]
+        if hasattr(embedder, "embed_query"):
+            return embedder.embed_query(query)
+        vector = embedder([query])[0]
+        return vector if isinstance(vector, dict) else np.asarray(vector, dtype=np.float32)
 
 
 def _as_embed_dict(embed: Any) -> dict[str, Callable[[list[str]], Any]]:

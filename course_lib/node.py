@@ -34,6 +34,8 @@ class DocNode:
     metadata: dict[str, Any] = field(default_factory=dict, repr=False)
     embeddings: dict[str, Any] = field(default_factory=dict, repr=False)
     score: float | None = None
+    # Set on retrieved copies by multi-path retrieval: path name -> rank in that path.
+    found_by: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
     def root(self) -> DocNode:

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from .datasets import KnowledgeBase
 from .document import Document
+from .fusion import MultiRetriever
 from .node import DocNode
+from .rerank import FeatureReranker, Reranker
 from .retriever import Retriever
 from .text_splitter import SentenceSplitter, approx_gpt2_tokens, split_paragraphs
 
@@ -56,11 +58,47 @@ def build_pipeline(name: str, kb: KnowledgeBase) -> BuiltPipeline:
     return BuiltPipeline(pipeline.build(kb), pipeline.chunked)
 
 
-def knowledge_base_document(kb: KnowledgeBase) -> Document:
-    """The knowledge base as a :class:`Document` with a ``paragraph`` group (one per line)."""
-    doc = Document(texts=kb.files)
+def knowledge_base_document(kb: KnowledgeBase, embed: bool = False) -> Document:
+    """The knowledge base as a :class:`Document` with a ``paragraph`` group (one per line).
+
+    ``embed=True`` attaches the offline default embedder under the key ``"use"``.
+    """
+    embedders = None
+    if embed:
+        from .embeddings import default_embedder
+
+        embedders = {"use": default_embedder()}
+    doc = Document(texts=kb.files, embed=embedders)
     doc.create_node_group("paragraph", transform=split_paragraphs)
     return doc
+
+
+# Retrieve wide, rerank narrow: each path hands this many candidates to the reranker.
+WIDE = 20
+COSINE_CUT_OFF = 0.3  # on USE's scale; the chapter's 0.4 was on bge-large-zh's
+RERANK_CUT_OFF = 2.0  # mean z-score: two standard deviations above the candidate pool
+
+
+def paragraph_paths(doc: Document, topk: int = WIDE) -> dict[str, Retriever]:
+    """The three paragraph retrievers of the multi-path pipelines: words, characters, meaning."""
+    return {"bm25 words": Retriever(doc, "paragraph", "bm25_chinese", topk=topk),
+            "bm25 characters": Retriever(doc, "paragraph", "bm25_char", topk=topk),
+            "cosine (USE)": Retriever(doc, "paragraph", "cosine", topk=topk)}
+
+
+def prepared_reranker(doc: Document, topk: int = TOPK, score_cut_off: float | None = None
+                      ) -> Reranker:
+    """The offline FeatureReranker, with the paragraphs tokenised and embedded in advance."""
+    features = FeatureReranker()
+    features.prepare([n.text for n in doc.get_nodes("paragraph")])
+    return Reranker("ModuleReranker", model=features, topk=topk, score_cut_off=score_cut_off)
+
+
+def rerank_after(retrieve: Retrieve, reranker: Reranker) -> Retrieve:
+    def retrieve_and_rerank(query: str) -> list[DocNode]:
+        return reranker(retrieve(query), query=query)
+
+    return retrieve_and_rerank
 
 
 @register_pipeline("bm25-coarse", "CoarseChunk (1024/100 characters), BM25 on jieba words",
@@ -87,3 +125,50 @@ def _bm25_paragraph(kb: KnowledgeBase) -> Retrieve:
                    "(LazyLLM's tokenisation, for comparison)")
 def _bm25_paragraph_lazyllm(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb), "paragraph", "bm25_lazyllm", topk=TOPK)
+
+
+@register_pipeline("bm25-char-paragraph", "paragraphs, BM25 on character unigrams + bigrams")
+def _bm25_char_paragraph(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb), "paragraph", "bm25_char", topk=TOPK)
+
+
+@register_pipeline("cosine-paragraph", "paragraphs, cosine over USE multilingual embeddings")
+def _cosine_paragraph(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb, embed=True), "paragraph", "cosine", topk=TOPK)
+
+
+@register_pipeline("cosine-paragraph-cutoff", f"cosine-paragraph keeping only scores above "
+                   f"{COSINE_CUT_OFF}")
+def _cosine_paragraph_cutoff(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb, embed=True), "paragraph", "cosine", topk=TOPK,
+                     similarity_cut_off=COSINE_CUT_OFF)
+
+
+@register_pipeline("hybrid-rrf", f"words + characters + cosine paths (top {WIDE} each), "
+                   "reciprocal-rank fusion, no reranker")
+def _hybrid_rrf(kb: KnowledgeBase) -> Retrieve:
+    return MultiRetriever(paragraph_paths(knowledge_base_document(kb, embed=True)),
+                          fusion="rrf", topk=TOPK)
+
+
+@register_pipeline("bm25-paragraph-rerank", f"bm25-paragraph top {WIDE}, then the offline "
+                   "FeatureReranker to top 5")
+def _bm25_paragraph_rerank(kb: KnowledgeBase) -> Retrieve:
+    doc = knowledge_base_document(kb)
+    return rerank_after(Retriever(doc, "paragraph", "bm25_chinese", topk=WIDE),
+                        prepared_reranker(doc))
+
+
+@register_pipeline("multipath-rerank", f"words + characters + cosine paths (top {WIDE} each), "
+                   "union, offline FeatureReranker to top 5")
+def _multipath_rerank(kb: KnowledgeBase) -> Retrieve:
+    doc = knowledge_base_document(kb, embed=True)
+    return rerank_after(MultiRetriever(paragraph_paths(doc)), prepared_reranker(doc))
+
+
+@register_pipeline("multipath-rerank-cutoff", f"multipath-rerank keeping only candidates whose "
+                   f"reranker score (mean z-score) is above {RERANK_CUT_OFF}")
+def _multipath_rerank_cutoff(kb: KnowledgeBase) -> Retrieve:
+    doc = knowledge_base_document(kb, embed=True)
+    return rerank_after(MultiRetriever(paragraph_paths(doc)),
+                        prepared_reranker(doc, score_cut_off=RERANK_CUT_OFF))

