@@ -66,7 +66,8 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
 
     The returned dict holds ``pipeline``, ``questions``, ``skipped``, ``recall@k``,
     ``mrr@k``, ``context_relevance@k`` for each k, ``span_recall@k`` for chunk
-    pipelines (or when ``span_recall=True``), and ``seconds`` (index build included).
+    pipelines (or when ``span_recall=True``), ``seconds`` (index build included) and
+    ``ms_per_query`` (retrieval only, after the build).
     """
     started = time.perf_counter()
     name = pipeline if isinstance(pipeline, str) else getattr(pipeline, "__name__", "custom")
@@ -77,15 +78,19 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
         retrieve, chunked = pipeline, False
     if span_recall is not None:
         chunked = span_recall
+    built = time.perf_counter()
     rankings = [retrieve(q.question)[: max(ks)] for q in kb.questions]
+    per_query_ms = (time.perf_counter() - built) * 1000 / max(len(kb.questions), 1)
     scores = score_rankings(kb.questions, rankings, kb.files if chunked else None, ks)
     return {"pipeline": name, "questions": len(kb.questions), "skipped": len(kb.skipped),
-            **scores, "seconds": round(time.perf_counter() - started, 2)}
+            **scores, "seconds": round(time.perf_counter() - started, 2),
+            "ms_per_query": round(per_query_ms, 2)}
 
 
 def format_result(result: dict[str, Any], ks: Sequence[int] = KS, timing: bool = True) -> str:
     """A small text table of one evaluation result (``timing=False`` leaves out seconds)."""
-    seconds = f", {result['seconds']} s" if timing else ""
+    seconds = (f", {result['seconds']} s, {result['ms_per_query']} ms per query"
+               if timing else "")
     lines = [f"pipeline {result['pipeline']}: {result['questions']} questions "
              f"({result['skipped']} empty skipped){seconds}",
              f"{'metric':<20}" + "".join(f"{'top ' + str(k):>9}" for k in ks)]
