@@ -119,8 +119,8 @@ class SentenceTransformerEmbedder(Embedder):
             self._model = SentenceTransformer(str(model), device=device)
         except Exception as error:  # hub errors come in many types
             raise EmbeddingModelUnavailable(
-                f"could not load sentence-transformers model {str(model)!r}: {error}. "
-                f"{OFFLINE_HINT}") from error
+                f"could not load sentence-transformers model {str(model)!r}. {OFFLINE_HINT} "
+                f"(cause: {error})") from error
         self.name = f"st:{Path(str(model)).name}"
         get_dim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
@@ -146,7 +146,8 @@ class BGEM3Embedder(Embedder):
                                          batch_size=batch_size, passage_max_length=max_length)
         except Exception as error:
             raise EmbeddingModelUnavailable(
-                f"could not load BGE-M3 model {str(model)!r}: {error}. {OFFLINE_HINT}") from error
+                f"could not load BGE-M3 model {str(model)!r}. {OFFLINE_HINT} (cause: {error})"
+            ) from error
         self.name = f"bge-m3:{Path(str(model)).name}"
         self.dim = int(self._model.model.model.config.hidden_size)
         self._sparse_twin = _BGEM3Sparse(self)

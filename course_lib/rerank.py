@@ -46,8 +46,6 @@ class CrossEncoderScorer:
 
     def __init__(self, model: str | os.PathLike[str], backend: str = "sentence-transformers",
                  device: str = "cpu", batch_size: int = 16) -> None:
-        from .embeddings import OFFLINE_HINT
-
         if backend not in ("sentence-transformers", "flag"):
             raise ValueError(f"backend must be 'sentence-transformers' or 'flag', got {backend!r}")
         try:
@@ -61,9 +59,9 @@ class CrossEncoderScorer:
 
                 self._model = CrossEncoder(str(model), device=device)
         except Exception as error:  # hub and file errors come in many types
-            raise RuntimeError(f"could not load reranker {str(model)!r} ({backend}): {error}. "
-                               "Offline? Leave model=None for the built-in FeatureReranker, or "
-                               f"pass a local model folder. {OFFLINE_HINT}") from error
+            raise RuntimeError(f"could not load reranker {str(model)!r} ({backend}). Offline? "
+                               "Leave model=None for the built-in FeatureReranker, or pass a "
+                               f"local model folder. (cause: {error})") from error
         self.backend, self.batch_size = backend, batch_size
         self.name = f"{backend}:{os.path.basename(str(model))}"
 
