@@ -98,3 +98,22 @@ def format_result(result: dict[str, Any], ks: Sequence[int] = KS, timing: bool =
         if f"{metric}@{ks[0]}" in result:
             lines.append(f"{metric:<20}" + "".join(f"{result[f'{metric}@{k}']:>9.4f}" for k in ks))
     return "\n".join(lines)
+
+
+def cut_off_sweep(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
+                  thresholds: Sequence[float], k: int = 5) -> list[dict[str, float]]:
+    """Recall@k and context relevance@k if only scores strictly above each threshold were kept.
+
+    ``rankings`` are scored, best-first results retrieved once *without* a cut-off;
+    applying the cut-off afterwards gives exactly what a retriever with that cut-off
+    returns, so a whole sweep costs one retrieval per question.
+    """
+    rows = []
+    for threshold in thresholds:
+        kept = [[n for n in ranking[:k] if n.score is not None and n.score > threshold]
+                for ranking in rankings]
+        scores = score_rankings(questions, kept, ks=(k,))
+        rows.append({"cut_off": threshold, f"recall@{k}": scores[f"recall@{k}"],
+                     f"context_relevance@{k}": scores[f"context_relevance@{k}"],
+                     "mean_kept": round(sum(len(r) for r in kept) / len(kept), 3)})
+    return rows

@@ -187,3 +187,20 @@ def test_register_bm25_with_own_tokeniser(sample_doc):
             register_bm25("bm25", str.split)
     finally:
         SIMILARITIES.pop("bm25_chars_test")
+
+
+def test_cut_off_sweep_equals_retrieving_with_the_cut_off(sample_doc):
+    from course_lib.datasets import Question
+    from course_lib.evaluation import cut_off_sweep, score_rankings
+
+    doc, questions = sample_doc
+    qs = [Question(q["id"], q["question"], [q["answer"]], [0], q["id"], q["paragraph"])
+          for q in questions]
+    plain = Retriever(doc, "paragraph", "bm25_chinese", topk=5)
+    rankings = [plain(q.question) for q in qs]
+    for threshold in (0.0, 2.0, 5.0):
+        cut = Retriever(doc, "paragraph", "bm25_chinese", topk=5, similarity_cut_off=threshold)
+        expected = score_rankings(qs, [cut(q.question) for q in qs], ks=(5,))
+        row = cut_off_sweep(qs, rankings, [threshold])[0]
+        assert row["recall@5"] == expected["recall@5"]
+        assert row["context_relevance@5"] == expected["context_relevance@5"]
