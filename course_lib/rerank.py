@@ -241,14 +241,17 @@ class FeatureReranker:
             start += len(group)
         return {"dense": passages @ q, "best_sentence": np.array(best)}
 
-    def __call__(self, query: str, texts: list[str]) -> np.ndarray:
+    def feature_matrix(self, query: str, texts: list[str]) -> np.ndarray:
+        """``(len(texts), len(FEATURES))`` z-scores; a feature not computed is all zeros."""
         values = self.features(query, texts)
-        total = sum(self.weights[f] for f in values if self.weights[f]) or 1.0
-        score = np.zeros(len(texts))
-        for feature, column in values.items():
-            if self.weights[feature]:
-                score += self.weights[feature] * zscore(column)
-        return score / total
+        return np.column_stack([zscore(values[f]) if f in values else np.zeros(len(texts))
+                                for f in FEATURES])
+
+    def __call__(self, query: str, texts: list[str]) -> np.ndarray:
+        weights = np.array([self.weights[f] for f in FEATURES])
+        if not self._uses_vectors() or self.embedder is None:
+            weights[[FEATURES.index("dense"), FEATURES.index("best_sentence")]] = 0.0
+        return self.feature_matrix(query, texts) @ weights / (weights.sum() or 1.0)
 
 
 def zscore(values: np.ndarray) -> np.ndarray:
@@ -335,7 +338,8 @@ def register_reranker(func: Callable[..., Any] | None = None, *, batch: bool = F
     """Register a custom reranker; usable as a decorator.
 
     ``batch=False``: ``func(node, query=..., **kwargs) -> node | None`` (None drops it).
-    ``batch=True``: ``func(nodes, query=..., **kwargs) -> nodes``.
+    ``batch=True``: ``func(nodes, query=..., **kwargs) -> nodes``. When every returned
+    node carries a score, the result is sorted by it, best first.
     """
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -439,7 +443,10 @@ def _registered(fn: Callable[..., Any], batch: bool, kwargs: dict[str, Any]
         if not isinstance(result, list) or not all(r is None or isinstance(r, DocNode)
                                                    for r in result):
             raise TypeError(f"reranker {fn.__name__!r} must return DocNodes (or None to drop)")
-        return [r for r in result if r is not None]
+        kept = [r for r in result if r is not None]
+        if all(r.score is not None for r in kept):  # scored: hand them back best first
+            kept.sort(key=lambda r: -r.score)
+        return kept
 
     return rank
 
