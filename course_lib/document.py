@@ -16,6 +16,7 @@ per group, which is what makes small-to-big retrieval possible.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -219,8 +220,10 @@ class Document:
         children = []
         for item in result:
             if isinstance(item, DocNode):
-                # A fresh node: the transform may hand back a node that is already in the tree.
-                item = DocNode(item.text, metadata=dict(item.metadata))
+                # A fresh node (same class, same extra fields): the transform may hand back
+                # a node that is already in the tree.
+                item = dataclasses.replace(item, parent=None, children={}, embeddings={},
+                                           metadata=dict(item.metadata), score=None)
             elif isinstance(item, str):
                 item = DocNode(item)
             else:

@@ -172,3 +172,82 @@ def _multipath_rerank_cutoff(kb: KnowledgeBase) -> Retrieve:
     doc = knowledge_base_document(kb, embed=True)
     return rerank_after(MultiRetriever(paragraph_paths(doc)),
                         prepared_reranker(doc, score_cut_off=RERANK_CUT_OFF))
+
+
+# ---- LLM-built groups and query rewriting. Pipelines use the offline stand-in, so their
+# numbers are reproducible; notebooks 02, 05 and 09 show how to plug in a real model.
+def summary_document(kb: KnowledgeBase, embed: bool = False) -> Document:
+    """The knowledge base with a ``summary`` group: one offline summary per paragraph."""
+    from .llm import OfflineLLM
+    from .llm_groups import LLMParser
+
+    doc = knowledge_base_document(kb, embed=embed)
+    doc.create_node_group("summary", parent="paragraph",
+                          transform=LLMParser(OfflineLLM(), task_type="summary"))
+    return doc
+
+
+def small_to_big(retriever: Retriever, doc: Document, group: str = "paragraph") -> Retrieve:
+    """Retrieve with ``retriever``, hand back the ``group`` ancestors (deduplicated)."""
+    def retrieve(query: str) -> list[DocNode]:
+        return doc.find(group)(retriever(query))
+
+    return retrieve
+
+
+@register_pipeline("bm25-summary-to-paragraph", "match offline paragraph summaries (TextRank, "
+                   "2 sentences) with BM25, return their paragraphs")
+def _bm25_summary(kb: KnowledgeBase) -> Retrieve:
+    doc = summary_document(kb)
+    return small_to_big(Retriever(doc, "summary", "bm25_chinese", topk=TOPK), doc)
+
+
+@register_pipeline("cosine-summary-to-paragraph", "match offline paragraph summaries with "
+                   "cosine (USE), return their paragraphs")
+def _cosine_summary(kb: KnowledgeBase) -> Retrieve:
+    doc = summary_document(kb, embed=True)
+    return small_to_big(Retriever(doc, "summary", "cosine", topk=TOPK), doc)
+
+
+@register_pipeline("bm25-paragraph-multiquery", "bm25-paragraph asked 3 ways by the offline "
+                   "rewriter (original, content words, keyword expansion), fused by RRF")
+def _bm25_multiquery(kb: KnowledgeBase) -> Retrieve:
+    from .llm import OfflineLLM
+    from .rewriting import MultiQueryRetriever
+
+    retriever = Retriever(knowledge_base_document(kb), "paragraph", "bm25_chinese", topk=TOPK)
+    return MultiQueryRetriever(retriever, OfflineLLM(), n=3, topk=TOPK)
+
+
+@register_pipeline("bm25-paragraph-expansion", "bm25-paragraph after expanding the query with "
+                   "keywords of its top result (offline pseudo-relevance feedback)")
+def _bm25_expansion(kb: KnowledgeBase) -> Retrieve:
+    from .llm import OfflineLLM
+    from .rewriting import ExpansionRetriever
+
+    retriever = Retriever(knowledge_base_document(kb), "paragraph", "bm25_chinese", topk=TOPK)
+    return ExpansionRetriever(retriever, OfflineLLM())
+
+
+def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | None = None,
+                context_size: int = 3) -> object:
+    """The chapter's final system on the knowledge base: paragraph BM25 (words and
+    characters) and coarse-chunk cosine in parallel, union, offline reranker, plus a
+    QA-pair path (offline cloze pairs) that bypasses the reranker; then ``llm`` answers
+    (default: the configured model, or the offline stand-in)."""
+    from .llm import OfflineLLM, get_llm
+    from .llm_groups import LLMParser
+    from .rag import MultiPathRAG
+
+    doc = knowledge_base_document(kb, embed=True)
+    doc.create_node_group("qapair", parent="paragraph",
+                          transform=LLMParser(OfflineLLM(), task_type="qa"))
+    paths = {"bm25 words": Retriever(doc, "paragraph", "bm25_chinese", topk=WIDE),
+             "bm25 characters": Retriever(doc, "paragraph", "bm25_char", topk=WIDE),
+             "coarse chunks, cosine": Retriever(doc, "CoarseChunk", "cosine", topk=5)}
+    features = FeatureReranker()
+    features.prepare([n.text for g in ("paragraph", "CoarseChunk") for n in doc.get_nodes(g)])
+    reranker = Reranker("ModuleReranker", model=features, topk=context_size)
+    qa_path = Retriever(doc, "qapair", "bm25_chinese", topk=1, similarity_cut_off=10.0)
+    return MultiPathRAG(paths, llm=llm or get_llm(), reranker=reranker, qa_path=qa_path,
+                        rewrite=rewrite, context_size=context_size)

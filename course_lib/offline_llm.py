@@ -1,0 +1,188 @@
+"""Classical stand-ins for the language-model tasks of the course.
+
+No model answers here; each task is a small, well-known algorithm, so the notebooks run
+offline and the results are reproducible. Everything they produce is labelled
+``backend="offline"``. With a real LLM configured, the same calls go to the model.
+
+* summary — TextRank over sentences (Mihalcea & Tarau, 2004): sentences vote for the
+  sentences they resemble; the best ones, in their original order, are the summary.
+* keywords — jieba's TF-IDF keyword extraction.
+* QA pairs — cloze questions: a keyword of a sentence is blanked out, and the keyword
+  is the answer ("长城东起____，西至嘉峪关。" → "山海关").
+* rewrites — expansion with keywords of retrieved text (pseudo-relevance feedback);
+  sub-questions by splitting enumerations ("长城和故宫在哪里" → two questions).
+* judge and support — term overlap between question, answer and context.
+* answer — the context sentence that covers the question's terms best (extractive).
+
+>>> textrank_summary("长城很长。长城在北京。北京有故宫。", max_sentences=1)
+'长城在北京。'
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Sequence
+
+import jieba
+import jieba.analyse
+import numpy as np
+
+from .tokenize import char_ngrams, chinese_tokens
+
+jieba.setLogLevel(logging.WARNING)
+_SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
+# Words that carry no content in a question: they should not count as evidence.
+QUESTION_WORDS = frozenset(
+    "什么 哪 哪里 哪个 哪些 哪一 哪年 多少 几 谁 怎么 怎样 如何 为什么 是否 吗 呢 的 了 是 在 有 和 与 "
+    "what which who whom where when why how is are was were the a an of in on to do does did".split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences ending in 。！？!?；; or '. ', stripped, empties dropped."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def content_terms(text: str) -> list[str]:
+    """Words of ``text`` that carry content: question words and particles removed."""
+    return [t for t in chinese_tokens(text) if t not in QUESTION_WORDS]
+
+
+# ---------------------------------------------------------------- summary
+def textrank_summary(text: str, max_sentences: int = 2, max_chars: int | None = None,
+                     damping: float = 0.85) -> str:
+    """The ``max_sentences`` most central sentences, in their original order.
+
+    Two sentences are similar when they share character bigrams (normalised by length,
+    as in the TextRank paper); PageRank on that graph gives each sentence a centrality.
+    """
+    sentences = split_sentences(text)
+    if len(sentences) <= max_sentences:
+        return "".join(sentences) if sentences else text.strip()
+    grams = [set(char_ngrams(s, (2,))) for s in sentences]
+    n = len(sentences)
+    weights = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            shared = len(grams[i] & grams[j])
+            if shared:
+                norm = math.log(len(grams[i]) + 1) + math.log(len(grams[j]) + 1)
+                weights[i, j] = weights[j, i] = shared / norm
+    out_weight = weights.sum(axis=1, keepdims=True)
+    transition = np.divide(weights, out_weight, out=np.full_like(weights, 1.0 / n),
+                           where=out_weight > 0)
+    rank = np.full(n, 1.0 / n)
+    for _ in range(50):
+        rank = (1 - damping) / n + damping * transition.T @ rank
+    chosen = sorted(np.argsort(-rank, kind="stable")[:max_sentences])
+    summary = "".join(sentences[i] for i in chosen)
+    return summary if max_chars is None else summary[:max_chars]
+
+
+# ---------------------------------------------------------------- keywords
+def tfidf_keywords(text: str, limit: int = 8) -> list[str]:
+    """jieba's TF-IDF keywords (its built-in idf table and stop words)."""
+    return jieba.analyse.extract_tags(text, topK=limit)
+
+
+# ---------------------------------------------------------------- QA pairs
+def cloze_qa_pairs(text: str, per_sentence: int = 1, limit: int = 8) -> list[tuple[str, str]]:
+    """Fill-in-the-blank questions: in each sentence, blank out its best keyword."""
+    keywords = tfidf_keywords(text, limit=30)
+    pairs: list[tuple[str, str]] = []
+    used: set[str] = set()
+    for sentence in split_sentences(text):
+        made = 0
+        for keyword in keywords:
+            if keyword in sentence and len(keyword) >= 2 and keyword not in used:
+                pairs.append((sentence.replace(keyword, "____", 1), keyword))
+                used.add(keyword)  # each keyword is asked about once
+                made += 1
+                if made == per_sentence:
+                    break
+        if len(pairs) >= limit:
+            break
+    return pairs
+
+
+# ---------------------------------------------------------------- rewriting
+def expand_with_keywords(query: str, context: Sequence[str] = (), limit: int = 3) -> str:
+    """Add up to ``limit`` keywords of ``context`` (e.g. the top retrieved passages) that
+    the query lacks — classic pseudo-relevance feedback. Without context: the query."""
+    if not context:
+        return query
+    have = set(chinese_tokens(query))
+    extra = [k for k in tfidf_keywords("\n".join(context), limit=20)
+             if k.lower() not in have and k not in query][:limit]
+    return query if not extra else f"{query} {' '.join(extra)}"
+
+
+_ENUMERATION = re.compile(r"(?P<items>[^，,。？?]+?(?:(?:和|与|以及|及|、|跟|还有|and|, ?)"
+                          r"[^，,。？?]+?)+)(?P<rest>(?:分别|各自|各|都|respectively)?"
+                          r"(?:是|在|有|为|属于|叫|位于|出生|建于|is|are|was|were)[^。？?]*[？?]?)$")
+_ITEM_SEPARATOR = re.compile(r"和|与|以及|及|、|跟|还有|\band\b|, ?")
+
+
+def split_sub_questions(query: str, limit: int = 3) -> list[str]:
+    """Split a broad question into at most ``limit`` concrete ones.
+
+    Several questions in one ("…？…？") are split at their question marks; an
+    enumerated subject ("长城和故宫分别在哪里？") becomes one question per item.
+    Otherwise the question is returned alone.
+    """
+    parts = [p.strip() for p in re.split(r"(?<=[？?])", query) if p.strip()]
+    if len(parts) > 1:
+        return parts[:limit]
+    match = _ENUMERATION.search(query.strip())
+    if match:
+        items = [i.strip() for i in _ITEM_SEPARATOR.split(match["items"]) if i.strip()]
+        rest = re.sub(r"^(?:分别|各自|各|都|respectively)", "", match["rest"])
+        prefix = query.strip()[: match.start()]
+        if 2 <= len(items):
+            return [f"{prefix}{item}{rest}" for item in items][:limit]
+    return [query.strip()]
+
+
+# ---------------------------------------------------------------- judging and answering
+def term_coverage(question: str, text: str) -> float:
+    """Share of the question's content terms that occur in ``text`` (0 when it has none)."""
+    terms = set(content_terms(question))
+    if not terms:
+        return 0.0
+    lowered = text.lower()
+    return sum(term in lowered for term in terms) / len(terms)
+
+
+def _is_question(sentence: str) -> bool:
+    return bool(re.match(r"^\s*(?:问|Q)\s*[:：]", sentence)) or "____" in sentence \
+        or sentence.rstrip().endswith(("？", "?"))
+
+
+def extractive_answer(question: str, contexts: Sequence[str]) -> str:
+    """The context sentence covering the most of the question's terms (first on ties).
+
+    Sentences that are themselves questions (e.g. of a QA pair) are not answers.
+    """
+    sentences = [s for c in contexts for s in split_sentences(c) if not _is_question(s)]
+    if not sentences:
+        return ""
+    scores = [term_coverage(question, s) for s in sentences]
+    return sentences[int(np.argmax(scores))]
+
+
+def judge_by_overlap(question: str, answer: str, threshold: float = 0.5) -> bool:
+    """Does ``answer`` address ``question``? Yes when it is non-empty and covers at least
+    ``threshold`` of the question's content terms."""
+    return bool(answer.strip()) and term_coverage(question, answer) >= threshold
+
+
+def statement_supported(statement: str, contexts: Sequence[str], threshold: float = 0.7) -> bool:
+    """Is ``statement`` backed by the contexts? Yes when one context sentence contains at
+    least ``threshold`` of the statement's character bigrams."""
+    grams = set(char_ngrams(statement, (2,)))
+    if not grams:
+        return False
+    best = max((len(grams & set(char_ngrams(s, (2,)))) / len(grams)
+                for c in contexts for s in split_sentences(c)), default=0.0)
+    return best >= threshold
