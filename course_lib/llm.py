@@ -55,22 +55,27 @@ PROMPTS = {
     "summary": {"zh": "请用一到两句话概括下面这段文字的主要内容，只输出摘要：\n{text}",
                 "en": "Summarise the following text in one or two sentences. Output only the "
                       "summary:\n{text}"},
-    "keywords": {"zh": "从下面的文字中提取最多{limit}个关键词，用中文逗号分隔，只输出关键词：\n{text}",
+    "keywords": {"zh": "从下面的文字中提取最多{limit}个关键词，用中文逗号分隔，"
+                       "只输出关键词：\n{text}",
                  "en": "Extract at most {limit} keywords from the text, separated by commas. "
                        "Output only the keywords:\n{text}"},
-    "qa": {"zh": "根据下面的文字提出几个问题并给出答案，每对写成两行：\nQ: 问题\nA: 答案\n文字：\n{text}",
+    "qa": {"zh": "根据下面的文字提出几个问题并给出答案，每对写成两行：\n"
+                 "Q: 问题\nA: 答案\n文字：\n{text}",
            "en": "Write a few question-answer pairs about the text, each as two lines:\n"
                  "Q: question\nA: answer\nText:\n{text}"},
-    "expand": "把下面这个查询改写得更具体、更完整，便于检索，只输出改写后的查询。{context}\n查询：{query}",
-    "sub_questions": "如果下面的问题包含多个方面，把它拆成最多{limit}个具体的子问题，每行一个，"
-                     "不要编号以外的内容；如果不需要拆分，原样输出。\n问题：{query}",
-    "multi_query": "为下面的问题写出{n}个不同说法的检索问题，意思不变，每行一个，用 1. 2. 3. 编号。\n问题：{query}",
-    "judge": "问题：{question}\n回答：{answer}\n这个回答解决了问题吗？只回答 True 或 False。",
-    "answer": "根据以下资料回答问题。资料中没有答案时，回答“资料中没有找到答案”。\n资料：\n{context}\n"
-              "问题：{question}\n回答：",
-    "supported": "资料：\n{context}\n陈述：{statement}\n这条陈述能由资料推出吗？只回答 True 或 False。",
+    "expand": "把下面这个查询改写得更具体、更完整，便于检索，只输出改写后的查询。"
+              "{context}\n查询：{query}",
+    "sub_questions": "如果下面的问题包含多个方面，把它拆成最多{limit}个具体的子问题，"
+                     "每行一个，不要编号以外的内容；如果不需要拆分，原样输出。\n问题：{query}",
+    "multi_query": "为下面的问题写出{n}个不同说法的检索问题，意思不变，每行一个，"
+                   "用 1. 2. 3. 编号。\n问题：{query}",
+    "judge": "问题：{question}\n回答：{answer}\n"
+             "这个回答解决了问题吗？只回答 True 或 False。",
+    "answer": "根据以下资料回答问题。资料中没有答案时，回答“资料中没有找到答案”。\n"
+              "资料：\n{context}\n问题：{question}\n回答：",
+    "supported": "资料：\n{context}\n陈述：{statement}\n"
+                 "这条陈述能由资料推出吗？只回答 True 或 False。",
 }
-
 
 class ChatLLM:
     """The interface. Subclasses implement :meth:`chat`; the tasks prompt and parse."""

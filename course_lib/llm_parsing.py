@@ -5,7 +5,8 @@ characters ("Q: "), so a full-width "Q：" or a preamble line breaks the pairing
 keywords split only on ASCII commas. Models do not follow formats reliably, so these
 parsers accept the usual variations and drop what they cannot read.
 
->>> parse_qa_pairs("好的，以下是问答：\\nQ：长城东起哪里？\\nA：山海关\\n2. 问：西至哪里？ 答：嘉峪关")
+>>> parse_qa_pairs("好的，以下是问答：\\nQ：长城东起哪里？\\nA：山海关"
+...                "\\n2. 问：西至哪里？ 答：嘉峪关")
 [('长城东起哪里？', '山海关'), ('西至哪里？', '嘉峪关')]
 >>> parse_keywords("关键词：长城，山海关、嘉峪关; 明朝")
 ['长城', '山海关', '嘉峪关', '明朝']
@@ -18,7 +19,8 @@ from __future__ import annotations
 import re
 
 # "1. ", "2) ", "(3) ", "- ", "* ", "• ", "一、" at the start of a line.
-_BULLET = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,2}[.)、．]|\(\d{1,2}\)|[一二三四五六七八九十][、.])\s*")
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,2}[.)、．]|\(\d{1,2}\)"
+                     r"|[一二三四五六七八九十][、.])\s*")
 _PREAMBLE = re.compile(
     r"^\s*(?:好的|当然|以下是|下面是|sure|here (?:is|are)|certainly)[^\n]*?[:：]\s*$"
     r"|^\s*(?:摘要|总结|概要|summary|keywords?|关键词|关键字|问答|rewritten query|改写)\s*[:：]\s*",

@@ -35,8 +35,10 @@ jieba.setLogLevel(logging.WARNING)
 _SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
 # Words that carry no content in a question: they should not count as evidence.
 QUESTION_WORDS = frozenset(
-    "什么 哪 哪里 哪个 哪些 哪一 哪年 多少 几 谁 怎么 怎样 如何 为什么 是否 吗 呢 的 了 是 在 有 和 与 "
-    "what which who whom where when why how is are was were the a an of in on to do does did".split())
+    "什么 哪 哪里 哪个 哪些 哪一 哪年 多少 几 谁 怎么 怎样 如何 为什么 是否 "
+    "吗 呢 的 了 是 在 有 和 与 "
+    "what which who whom where when why how is are was were "
+    "the a an of in on to do does did".split())
 
 
 def split_sentences(text: str) -> list[str]:
