@@ -8,6 +8,7 @@ import hashlib
 import http.server
 import json
 import threading
+import time
 
 
 def fake_vector(text, dim=8):
@@ -19,6 +20,8 @@ class StandIn:
     def __init__(self):
         self.plan = []          # status codes to return first (e.g. [429, 500])
         self.malformed = False  # answer 200 with a body that is not the protocol
+        self.replies = []       # chat replies to give, in order (then: "ok")
+        self.delay = 0.0        # seconds to wait before answering (timeouts)
         self.requests = []
         server = self
 
@@ -26,6 +29,8 @@ class StandIn:
             def do_POST(self):  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append((self.path, body))
+                if server.delay:
+                    time.sleep(server.delay)
                 if server.plan:
                     self._send(server.plan.pop(0), {"error": {"message": "scripted"}})
                 elif server.malformed:
@@ -36,6 +41,13 @@ class StandIn:
                             for i, t in enumerate(inputs)]
                     self._send(200, {"object": "list", "data": data, "model": body["model"],
                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                elif self.path.endswith("/chat/completions"):
+                    text = server.replies.pop(0) if server.replies else "ok"
+                    self._send(200, {"id": "c1", "object": "chat.completion", "created": 0,
+                                     "model": body["model"],
+                                     "choices": [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant",
+                                                              "content": text}}]})
                 elif self.path.endswith("/rerank"):
                     query = set(body["query"])
                     results = [{"index": i, "relevance_score": len(query & set(d)) / len(query)}

@@ -1,0 +1,70 @@
+import pytest
+
+from course_lib import DocNode, Document, Retriever, load_sample, split_paragraphs
+from course_lib.llm import OfflineLLM
+from course_lib.llm_groups import LLMParser
+from course_lib.rag import MultiPathRAG, answer_contains, llm_context_recall
+from course_lib.rerank import Reranker
+from course_lib.widgets import answer_html, chat_panel, format_answer
+
+
+@pytest.fixture(scope="module")
+def rag():
+    texts, _ = load_sample()
+    doc = Document(texts=texts)
+    doc.create_node_group("paragraph", transform=split_paragraphs)
+    doc.create_node_group("qa", parent="paragraph",
+                          transform=LLMParser(OfflineLLM(), task_type="qa"))
+    paths = {"words": Retriever(doc, "paragraph", "bm25_chinese", topk=3),
+             "characters": Retriever(doc, "paragraph", "bm25_char", topk=3)}
+    return MultiPathRAG(paths, llm=OfflineLLM(),
+                        reranker=Reranker(model=lambda q, t: [len(set(q) & set(x)) for x in t]),
+                        qa_path=Retriever(doc, "qa", "bm25_chinese", topk=1), context_size=2)
+
+
+def test_end_to_end_answer_with_provenance(rag):
+    result = rag.ask("普洱属于哪一类茶？")
+    assert answer_contains(result.answer, ["黑茶"]) and result.backend == "offline"
+    assert result.contexts[0].found_by == {"qa pairs": 1}  # QA path bypasses the reranker
+    paragraphs = [n for n in result.contexts if "qa pairs" not in n.found_by]
+    assert len(paragraphs) <= 2 and all(n.found_by for n in paragraphs)
+    assert result.queries == ["普洱属于哪一类茶？"]
+
+
+def test_rewriting_adds_queries():
+    texts, _ = load_sample()
+    doc = Document(texts=texts)
+    doc.create_node_group("paragraph", transform=split_paragraphs)
+    paths = {"words": Retriever(doc, "paragraph", "bm25_chinese", topk=3)}
+    multi = MultiPathRAG(paths, llm=OfflineLLM(), rewrite="multi").ask("泡绿茶水温多少？")
+    assert 2 <= len(multi.queries) <= 3
+    with pytest.raises(ValueError, match="rewrite"):
+        MultiPathRAG(paths, llm=OfflineLLM(), rewrite="magic")
+
+
+def test_llm_context_recall_offline():
+    llm = OfflineLLM()
+    contexts = ["长城东起山海关，西至嘉峪关。现存城墙大多修建于明朝。"]
+    assert llm_context_recall(llm, "长城东起山海关。现存城墙大多修建于明朝。", contexts) == 1.0
+    assert llm_context_recall(llm, "长城东起山海关。长城建于唐朝末年。", contexts) == 0.5
+    with pytest.raises(ValueError, match="reference is empty"):
+        llm_context_recall(llm, "  ", contexts)
+
+
+def test_text_html_and_widget_views(rag):
+    result = rag.ask("长城东起哪里？")
+    text = format_answer(result)
+    assert text.startswith("Q: 长城东起哪里？") and "[offline stand-in]" in text
+    assert "<details>" in answer_html(result, gold=result.contexts[-1].text)
+    panel = chat_panel(rag)
+    box, button = panel.children[0].children
+    box.value = "谁写了《茶经》？"  # what pressing Enter does
+    assert "陆羽" in panel.children[1].value
+    box.value = " "
+    assert "Type a question" in panel.children[1].value
+
+
+def test_empty_candidates_still_answer():
+    rag = MultiPathRAG({"none": lambda q: []}, llm=OfflineLLM())
+    assert rag.ask("任何问题？").answer == "资料中没有找到答案"
+    assert DocNode("x").found_by == {}
