@@ -115,7 +115,8 @@ class MultiStepRetriever:
             steps.append(Step(current, str(answer), solved, nodes))
             if solved is True:
                 return MultiStepResult(steps, "solved")
-            current = self.llm.expand_query(query, contexts)
+            # Rewrite the latest query with what it found: each round can add evidence.
+            current = self.llm.expand_query(current, contexts)
             if current == steps[-1].query:  # the rewrite is stuck: another step changes nothing
                 break
         return MultiStepResult(steps, "step limit" if len(steps) == self.max_steps
