@@ -230,11 +230,12 @@ def _bm25_expansion(kb: KnowledgeBase) -> Retrieve:
 
 
 def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | None = None,
-                context_size: int = 3) -> object:
+                context_size: int = 3, score_cut_off: float | None = None) -> object:
     """The chapter's final system on the knowledge base: paragraph BM25 (words and
     characters) and coarse-chunk cosine in parallel, union, offline reranker, plus a
     QA-pair path (offline cloze pairs) that bypasses the reranker; then ``llm`` answers
-    (default: the configured model, or the offline stand-in)."""
+    (default: the configured model, or the offline stand-in). ``score_cut_off`` drops
+    candidates the reranker does not rate clearly above the pool (see notebook 07)."""
     from .llm import OfflineLLM, get_llm
     from .llm_groups import LLMParser
     from .rag import MultiPathRAG
@@ -247,7 +248,8 @@ def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | Non
              "coarse chunks, cosine": Retriever(doc, "CoarseChunk", "cosine", topk=5)}
     features = FeatureReranker()
     features.prepare([n.text for g in ("paragraph", "CoarseChunk") for n in doc.get_nodes(g)])
-    reranker = Reranker("ModuleReranker", model=features, topk=context_size)
+    reranker = Reranker("ModuleReranker", model=features, topk=context_size,
+                        score_cut_off=score_cut_off)
     qa_path = Retriever(doc, "qapair", "bm25_chinese", topk=1, similarity_cut_off=10.0)
     return MultiPathRAG(paths, llm=llm or get_llm(), reranker=reranker, qa_path=qa_path,
                         rewrite=rewrite, context_size=context_size)
