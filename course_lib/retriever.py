@@ -22,7 +22,8 @@ import numpy as np
 from .document import Document
 from .fusion import reciprocal_rank_fusion
 from .node import DocNode
-from .similarity import get_similarity
+from .similarity import VectorSimilarity, get_similarity
+from .vectors import BACKENDS
 
 TOPK_RANGE = (1, 10000)
 MAX_QUERY_CHARS = 1_000_000
@@ -52,13 +53,15 @@ class Retriever:
     ``similarity_cut_off`` drops nodes whose score is not strictly above it (a float,
     or ``{embed_key: float}``). ``filters`` keeps nodes whose metadata value is in a
     list, e.g. ``{"file_name": ["doc_01.txt"]}``. ``embed_keys`` picks the vectors an
-    embedding similarity uses (default: all of the document's).
+    embedding similarity uses (default: all of the document's); ``index`` picks the dense
+    vector index: ``"faiss"`` (exact, default), ``"numpy"`` (exact) or ``"hnsw"``
+    (approximate, for large collections).
     """
 
     def __init__(self, doc: Document, group_name: str, similarity: str = "bm25_chinese",
                  topk: int = 6, similarity_cut_off: float | dict[str, float] | None = None,
                  filters: dict[str, Sequence[Any]] | None = None,
-                 embed_keys: Sequence[str] | None = None) -> None:
+                 embed_keys: Sequence[str] | None = None, index: str = "faiss") -> None:
         if group_name not in doc.groups():
             raise ValueError(f"unknown node group {group_name!r}; known groups: {doc.groups()}")
         self.doc = doc
@@ -68,6 +71,9 @@ class Retriever:
         self.filters = _validate_filters(filters)
         self.embed_keys = self._validate_embed_keys(embed_keys)
         self.similarity_cut_off = self._validate_cut_off(similarity_cut_off)
+        if index not in BACKENDS:
+            raise ValueError(f"index must be one of {BACKENDS}, got {index!r}")
+        self.index = index
 
     def _validate_embed_keys(self, embed_keys: Sequence[str] | None) -> list[str]:
         if self.similarity.mode != "embedding":
@@ -115,7 +121,7 @@ class Retriever:
         validate_query(query)
         topk = self.topk if topk is None else validate_topk(topk)
         nodes = self.doc.get_nodes(self.group_name)
-        keep = np.array([_passes(n, self.filters) for n in nodes], dtype=bool)
+        keep = self._keep_mask(nodes)
         if self.similarity.mode == "text":
             scores = self.similarity.scores(query, nodes, self.doc.cache_for(self.group_name))
             return self._ranked(nodes, scores, keep, topk, self.similarity_cut_off.get(None))
@@ -128,7 +134,15 @@ class Retriever:
             return rankings[0]
         return reciprocal_rank_fusion(rankings, topk=topk)
 
-    def _ranked(self, nodes: list[DocNode], scores: np.ndarray, keep: np.ndarray, topk: int,
+    def _keep_mask(self, nodes: list[DocNode]) -> np.ndarray | None:
+        """Which nodes pass the metadata filters (None: no filters), computed once."""
+        if not self.filters:
+            return None
+        if getattr(self, "_mask", None) is None or len(self._mask) != len(nodes):
+            self._mask = np.array([_passes(n, self.filters) for n in nodes], dtype=bool)
+        return self._mask
+
+    def _ranked(self, nodes: list[DocNode], scores: np.ndarray, keep: np.ndarray | None, topk: int,
                 cut_off: float | None) -> list[DocNode]:
         """Top ``topk`` as scored copies, keeping only scores strictly above ``cut_off``."""
         ranked = []
@@ -148,14 +162,27 @@ class Retriever:
                              f"have {vectors.shape[1]}")
         items = vectors if (self.similarity.batch or not dense) else list(vectors)
         cache = self.doc.cache_for(self.group_name).setdefault(f"vectors:{key}", {})
+        if isinstance(self.similarity, VectorSimilarity):
+            return self.similarity.scores(query_vector, items, cache, index=self.index)
         return self.similarity.scores(query_vector, items, cache)
 
 
-def _top_indices(scores: np.ndarray, keep: np.ndarray, topk: int, min_score: float) -> list[int]:
-    candidates = np.flatnonzero(keep & (scores > min_score))
-    # Stable sort: equal scores keep document order, so results are reproducible.
-    order = candidates[np.argsort(-scores[candidates], kind="stable")]
-    return order[:topk].tolist()
+def _top_indices(scores: np.ndarray, keep: np.ndarray | None, topk: int,
+                 min_score: float) -> list[int]:
+    """Indices of the ``topk`` best scores above ``min_score``, best first.
+
+    Equal scores keep document order (as a stable sort would), so results are
+    reproducible; ``argpartition`` avoids sorting every node when only a few are kept.
+    """
+    passing = scores > min_score
+    candidates = np.flatnonzero(passing if keep is None else keep & passing)
+    values = scores[candidates]
+    if len(candidates) > topk:
+        kth = values[np.argpartition(-values, topk - 1)[topk - 1]]
+        above, tied = candidates[values > kth], candidates[values == kth]
+        candidates = np.concatenate([above, tied[: topk - len(above)]])
+        values = scores[candidates]
+    return candidates[np.argsort(-values, kind="stable")].tolist()
 
 
 def _validate_filters(filters: Any) -> dict[str, set[Any]]:

@@ -88,12 +88,14 @@ class VectorSimilarity(Similarity):
         super().__init__(name=name, fn=None, mode="embedding", batch=True)
         self.metric = metric
 
-    def scores(self, query: Any, items: Any, cache: dict[str, Any]) -> np.ndarray:
-        store = cache.get(self.name)
+    def scores(self, query: Any, items: Any, cache: dict[str, Any],
+               index: str = "faiss") -> np.ndarray:
+        key = f"{self.name}:{index}"
+        store = cache.get(key)
         if store is None:
             store = (SparseVectors(items, self.metric) if is_sparse_batch(items)
-                     else DenseVectors(items, self.metric))
-            cache[self.name] = store
+                     else DenseVectors(items, self.metric, backend=index))
+            cache[key] = store
         return store.scores(query)
 
 

@@ -21,16 +21,23 @@ import numpy as np
 from scipy import sparse
 
 METRICS = ("cosine", "dot")
+BACKENDS = ("faiss", "numpy", "hnsw")
 
 
 class DenseVectors:
-    """Dense vectors with exact inner-product search (faiss by default)."""
+    """Dense vectors with inner-product search.
 
-    def __init__(self, vectors: Any, metric: str = "cosine", backend: str = "faiss") -> None:
+    ``backend``: ``"faiss"`` (exact ``IndexFlatIP``, the default), ``"numpy"`` (exact,
+    a matrix product) or ``"hnsw"`` (faiss ``IndexHNSWFlat``: a graph index, approximate
+    and much faster on large collections; ``ef_search`` trades speed for recall).
+    """
+
+    def __init__(self, vectors: Any, metric: str = "cosine", backend: str = "faiss",
+                 hnsw_m: int = 32, ef_search: int = 128) -> None:
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-        if backend not in ("faiss", "numpy"):
-            raise ValueError(f"backend must be 'faiss' or 'numpy', got {backend!r}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         if matrix.ndim != 2:
             raise ValueError(f"vectors must be a 2-D array, got shape {matrix.shape}")
@@ -40,29 +47,55 @@ class DenseVectors:
             matrix = _normalise(matrix)
         self.metric, self.backend, self.matrix = metric, backend, matrix
         self.dim = matrix.shape[1]
+        self.ef_search = ef_search
         self._index = None
-        if backend == "faiss":
+        if backend != "numpy":
             import faiss
 
-            self._index = faiss.IndexFlatIP(self.dim)
+            if backend == "hnsw":
+                self._index = faiss.IndexHNSWFlat(self.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+                self._index.hnsw.efConstruction = max(2 * hnsw_m, 80)
+                self._index.hnsw.efSearch = ef_search
+            else:
+                self._index = faiss.IndexFlatIP(self.dim)
             self._index.add(matrix)
 
     def __len__(self) -> int:
         return self.matrix.shape[0]
 
-    def scores(self, query: Any) -> np.ndarray:
-        """Similarity of ``query`` to every stored vector, in storage order."""
+    def _query(self, query: Any) -> np.ndarray:
         q = np.asarray(query, dtype=np.float32).reshape(1, -1)
         if q.shape[1] != self.dim:
             raise ValueError(f"query vector has dimension {q.shape[1]}, the stored vectors "
                              f"have {self.dim}")
-        if self.metric == "cosine":
-            q = _normalise(q)
+        return _normalise(q) if self.metric == "cosine" else q
+
+    def search(self, query: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best ``(ids, scores)``, best first (approximate for ``"hnsw"``)."""
+        q = self._query(query)
+        k = min(k, len(self))
         if self._index is None:
-            return (self.matrix @ q[0]).astype(np.float64)
-        values, ids = self._index.search(q, len(self))
+            scores = self.matrix @ q[0]
+            ids = np.argpartition(-scores, k - 1)[:k]
+            ids = ids[np.argsort(-scores[ids], kind="stable")]
+            return ids, scores[ids].astype(np.float64)
+        values, ids = self._index.search(q, k)
+        found = ids[0] >= 0  # HNSW may return fewer than k
+        return ids[0][found], values[0][found].astype(np.float64)
+
+    def scores(self, query: Any) -> np.ndarray:
+        """Similarity to every stored vector, in storage order. ``"hnsw"`` scores only
+        the ``ef_search`` nodes its graph search reaches; the rest are ``-inf``."""
+        if self.backend == "hnsw":
+            ids, values = self.search(query, self.ef_search)
+            out = np.full(len(self), -np.inf)
+            out[ids] = values
+            return out
+        if self._index is None:
+            return (self.matrix @ self._query(query)[0]).astype(np.float64)
+        ids, values = self.search(query, len(self))
         out = np.empty(len(self))
-        out[ids[0]] = values[0]
+        out[ids] = values
         return out
 
 

@@ -204,3 +204,18 @@ def test_cut_off_sweep_equals_retrieving_with_the_cut_off(sample_doc):
         row = cut_off_sweep(qs, rankings, [threshold])[0]
         assert row["recall@5"] == expected["recall@5"]
         assert row["context_relevance@5"] == expected["context_relevance@5"]
+
+
+def test_top_indices_equals_a_stable_full_sort():
+    from course_lib.retriever import _top_indices
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        scores = rng.integers(0, 6, size=rng.integers(1, 60)).astype(float)  # many ties
+        keep = rng.random(len(scores)) > 0.2
+        topk = int(rng.integers(1, 70))
+        candidates = np.flatnonzero(keep & (scores > 0))
+        expected = candidates[np.argsort(-scores[candidates], kind="stable")][:topk].tolist()
+        assert _top_indices(scores, keep, topk, 0.0) == expected
+        assert _top_indices(scores, None, topk, -1.0) == \
+            np.argsort(-scores, kind="stable")[:topk].tolist()
