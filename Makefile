@@ -8,13 +8,14 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce test unit notebooks lab lint clean-cache
+.PHONY: help venv data reproduce test unit notebooks lab lint bench clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
 	@echo "make test       - set up, run unit tests and execute every notebook with nbval"
 	@echo "make lab        - open the course in JupyterLab"
 	@echo "make lint       - ruff"
+	@echo "make bench      - cost vs corpus size (1k-1M nodes), ratios in one run -> benchmarks/"
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version' 
@@ -48,8 +49,12 @@ notebooks: data
 lab: data
 	$(VENV)/bin/jupyter lab notebooks
 
+# Speed is measured here, as ratios within one run - never by timed unit tests.
+bench: data
+	$(PY) benchmarks/run.py
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check course_lib tests
+	$(VENV)/bin/ruff check course_lib tests benchmarks
 
 clean-cache:
 	rm -rf data/cache

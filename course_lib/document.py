@@ -91,14 +91,15 @@ class Document:
     Give exactly one source: ``dataset_path`` (a folder, read recursively),
     ``files`` (paths) or ``texts`` (a list of strings or a ``{name: text}`` dict).
     ``embed`` is a function ``texts -> vectors`` or a ``{key: function}`` dict, used by
-    embedding similarities such as ``cosine``.
+    embedding similarities such as ``cosine``; ``store`` (e.g. a
+    :class:`~course_lib.milvus_store.MilvusStore`) keeps the vectors in a vector database.
     """
 
     def __init__(self, dataset_path: str | os.PathLike[str] | None = None, *,
                  files: Iterable[str | os.PathLike[str]] | None = None,
                  texts: Sequence[str] | dict[str, str] | None = None,
                  embed: Callable[[list[str]], Any] | dict[str, Callable[[list[str]], Any]]
-                 | None = None) -> None:
+                 | None = None, store: Any = None) -> None:
         sources = [s is not None for s in (dataset_path, files, texts)]
         if sum(sources) != 1:
             raise ValueError("give exactly one of dataset_path=, files= or texts=")
@@ -106,6 +107,7 @@ class Document:
         self._nodes: dict[str, list[DocNode]] = {}
         self._caches: dict[str, dict[str, Any]] = {}
         self.embed = _as_embed_dict(embed)
+        self.store = store  # e.g. a MilvusStore; used by Retriever(index="milvus")
         self._nodes[ROOT] = self._read_roots(dataset_path, files, texts)
         for name, (size, overlap) in BUILTIN_GROUPS.items():
             self.create_node_group(name, SentenceSplitter, chunk_size=size, chunk_overlap=overlap)

@@ -138,6 +138,7 @@ def load(directory: str | os.PathLike[str], embed: Any = None) -> Document:
     doc = Document.__new__(Document)
     doc._rules, doc._nodes, doc._caches = {}, {}, {}
     doc.embed = _as_embed_dict(embed)
+    doc.store = None
     by_uid: dict[str, DocNode] = {}
     with gzip.open(folder / "nodes.jsonl.gz", "rt", encoding="utf-8") as lines:
         for line in lines:

@@ -54,8 +54,8 @@ class Retriever:
     or ``{embed_key: float}``). ``filters`` keeps nodes whose metadata value is in a
     list, e.g. ``{"file_name": ["doc_01.txt"]}``. ``embed_keys`` picks the vectors an
     embedding similarity uses (default: all of the document's); ``index`` picks the dense
-    vector index: ``"faiss"`` (exact, default), ``"numpy"`` (exact) or ``"hnsw"``
-    (approximate, for large collections).
+    vector index: ``"faiss"`` (exact, default), ``"numpy"`` (exact), ``"hnsw"``
+    (approximate, for large collections) or ``"milvus"`` (the document's vector store).
     """
 
     def __init__(self, doc: Document, group_name: str, similarity: str = "bm25_chinese",
@@ -71,8 +71,11 @@ class Retriever:
         self.filters = _validate_filters(filters)
         self.embed_keys = self._validate_embed_keys(embed_keys)
         self.similarity_cut_off = self._validate_cut_off(similarity_cut_off)
-        if index not in BACKENDS:
-            raise ValueError(f"index must be one of {BACKENDS}, got {index!r}")
+        if index not in (*BACKENDS, "milvus"):
+            raise ValueError(f"index must be one of {(*BACKENDS, 'milvus')}, got {index!r}")
+        if index == "milvus" and getattr(doc, "store", None) is None:
+            raise ValueError("index='milvus' needs a vector store: "
+                             "Document(..., store=MilvusStore())")
         self.index = index
 
     def _validate_embed_keys(self, embed_keys: Sequence[str] | None) -> list[str]:
@@ -134,6 +137,21 @@ class Retriever:
             return rankings[0]
         return reciprocal_rank_fusion(rankings, topk=topk)
 
+    def _milvus_scores(self, key: str, vectors: np.ndarray, query_vector: Any) -> np.ndarray:
+        """Scores from the document's vector store; nodes it did not return are ``-inf``."""
+        store, group = self.doc.store, self.group_name
+        wanted = {"cosine": "COSINE", "dot": "IP"}.get(self.similarity.name)
+        if wanted != store.metric:
+            raise ValueError(f"similarity {self.similarity.name!r} does not match the store's "
+                             f"metric {store.metric!r}")
+        store.sync(group, key, [n.uid for n in self.doc.get_nodes(group)], vectors)
+        # With filters, ask for everything: the store knows nothing of our metadata filters.
+        limit = len(vectors) if self.filters else min(len(vectors), max(4 * self.topk, 50))
+        ids, values = store.search(group, key, np.asarray(query_vector, dtype=np.float32), limit)
+        scores = np.full(len(vectors), -np.inf)
+        scores[ids] = values
+        return scores
+
     def _keep_mask(self, nodes: list[DocNode]) -> np.ndarray | None:
         """Which nodes pass the metadata filters (None: no filters), computed once."""
         if not self.filters:
@@ -161,6 +179,8 @@ class Retriever:
                              f"{np.asarray(query_vector).shape[-1]} but the nodes' vectors "
                              f"have {vectors.shape[1]}")
         items = vectors if (self.similarity.batch or not dense) else list(vectors)
+        if self.index == "milvus" and dense:
+            return self._milvus_scores(key, vectors, query_vector)
         cache = self.doc.cache_for(self.group_name).setdefault(f"vectors:{key}", {})
         if isinstance(self.similarity, VectorSimilarity):
             return self.similarity.scores(query_vector, items, cache, index=self.index)

@@ -1,0 +1,262 @@
+"""`make bench`: what retrieval costs as the corpus grows, measured side by side in one run.
+
+For corpus sizes of 1k, 10k, 100k and 1M nodes of synthetic Chinese text (words drawn,
+with a fixed seed, from the word frequencies of CMRC 2018), it measures
+
+* BM25 index build time and memory, ours (scipy.sparse) and ``rank_bm25.BM25Okapi``;
+* query latency p50 / p95 (scoring every node + top 10), ours and rank_bm25's
+  ``get_scores``, on the same tokens — and checks the top 10 agree;
+* dense search at 100k vectors: exact faiss ``IndexFlatIP`` vs HNSW (recall@10, speed-up);
+* on the real CMRC knowledge base: embedding throughput of the offline model, and loading
+  a saved knowledge base vs rebuilding it.
+
+Speed is reported as **ratios within this run** (absolute times depend on the machine).
+Writes ``benchmarks/results.json`` and ``benchmarks/cost_vs_size.html``.
+
+    python benchmarks/run.py [--sizes 1000 10000] [--queries 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SIZES = (1_000, 10_000, 100_000, 1_000_000)
+
+
+def rss_mb() -> float:
+    """Resident memory of this process now, in MB (Linux /proc)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
+def word_frequencies() -> Counter[str]:
+    """jieba words of CMRC 2018 (or of the sample corpus when CMRC is not available)."""
+    from course_lib import load_cmrc2018_kb, load_sample
+    from course_lib.datasets import DatasetUnavailableError
+    from course_lib.tokenize import chinese_tokens
+
+    try:
+        texts = load_cmrc2018_kb().paragraphs
+    except DatasetUnavailableError:
+        print("CMRC 2018 not available: using the sample corpus vocabulary", file=sys.stderr)
+        texts = list(load_sample()[0].values())
+    return Counter(t for text in texts for t in chinese_tokens(text))
+
+
+def synthetic_corpus(frequencies: Counter[str], n_docs: int, seed: int = 0,
+                     mean_length: int = 30) -> list[list[str]]:
+    """``n_docs`` token lists, lengths ~ Poisson(mean_length), words drawn by frequency."""
+    rng = np.random.default_rng(seed)
+    words = np.array(list(frequencies))
+    weights = np.array(list(frequencies.values()), dtype=np.float64)
+    lengths = rng.poisson(mean_length, n_docs) + 3
+    ids = rng.choice(len(words), size=int(lengths.sum()), p=weights / weights.sum())
+    cuts = np.cumsum(lengths)[:-1]
+    return [words[chunk].tolist() for chunk in np.split(ids, cuts)]
+
+
+def queries_from(corpus: list[list[str]], n: int, seed: int = 1) -> list[list[str]]:
+    """Queries of 4–8 words taken from random documents (so each has matches)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in rng.integers(0, len(corpus), n):
+        doc = corpus[i]
+        k = min(len(doc), int(rng.integers(4, 9)))
+        out.append([doc[j] for j in rng.choice(len(doc), k, replace=False)])
+    return out
+
+
+def percentiles(values_ms: list[float]) -> tuple[float, float]:
+    ordered = sorted(values_ms)
+    return (statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))])
+
+
+def bench_bm25(corpus: list[list[str]], queries: list[list[str]], reference_queries: int
+               ) -> dict[str, float]:
+    from rank_bm25 import BM25Okapi
+
+    from course_lib.bm25 import BM25Index
+    from course_lib.retriever import _top_indices
+
+    before = rss_mb()
+    started = time.perf_counter()
+    ours = BM25Index(corpus, idf="okapi")  # rank_bm25's idf, so the rankings must agree
+    build_s = time.perf_counter() - started
+    memory_mb = rss_mb() - before
+
+    ours_ms = []
+    for query in queries:
+        started = time.perf_counter()
+        _top_indices(ours.scores(query), None, 10, 0.0)
+        ours_ms.append((time.perf_counter() - started) * 1000)
+
+    started = time.perf_counter()
+    reference = BM25Okapi(corpus)
+    reference_build_s = time.perf_counter() - started
+    reference_ms, agree = [], 0
+    for query in queries[:reference_queries]:
+        started = time.perf_counter()
+        scores = reference.get_scores(query)
+        top = np.argsort(-scores, kind="stable")[:10]
+        reference_ms.append((time.perf_counter() - started) * 1000)
+        agree += list(top) == _top_indices(ours.scores(query), None, 10, -np.inf)
+    del reference
+    p50, p95 = percentiles(ours_ms)
+    ref_p50, ref_p95 = percentiles(reference_ms)
+    return {"bm25_build_s": round(build_s, 3), "bm25_memory_mb": round(memory_mb, 1),
+            "bm25_query_ms_p50": round(p50, 3), "bm25_query_ms_p95": round(p95, 3),
+            "rank_bm25_build_s": round(reference_build_s, 3),
+            "rank_bm25_query_ms_p50": round(ref_p50, 2),
+            "rank_bm25_query_ms_p95": round(ref_p95, 2),
+            "bm25_speedup_vs_rank_bm25": round(ref_p50 / p50, 1),
+            "top10_identical_share": round(agree / len(reference_ms), 3)}
+
+
+def bench_dense(n: int = 100_000, dim: int = 64, clusters: int = 1000, n_queries: int = 200,
+                seed: int = 0) -> dict[str, float]:
+    """Clustered vectors (like real embeddings, unlike uniform noise): flat vs HNSW."""
+    from course_lib.vectors import DenseVectors
+
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim))
+    vectors = centres[rng.integers(0, clusters, n)] + 0.3 * rng.normal(size=(n, dim))
+    queries = vectors[rng.integers(0, n, n_queries)] + 0.1 * rng.normal(size=(n_queries, dim))
+    started = time.perf_counter()
+    flat = DenseVectors(vectors, backend="faiss")
+    flat_build = time.perf_counter() - started
+    exact, flat_ms = [], []
+    for q in queries:
+        started = time.perf_counter()
+        exact.append(set(flat.search(q, 10)[0].tolist()))
+        flat_ms.append((time.perf_counter() - started) * 1000)
+    result = {"dense_vectors": n, "flat_build_s": round(flat_build, 2),
+              "flat_query_ms_p50": round(percentiles(flat_ms)[0], 3)}
+    started = time.perf_counter()
+    hnsw = DenseVectors(vectors, backend="hnsw", hnsw_m=32)
+    result["hnsw_build_s"] = round(time.perf_counter() - started, 2)
+    for ef in (32, 64, 128, 256):
+        hnsw._index.hnsw.efSearch = ef
+        found, hnsw_ms = 0, []
+        for q, truth in zip(queries, exact, strict=True):
+            started = time.perf_counter()
+            ids = hnsw.search(q, 10)[0]
+            hnsw_ms.append((time.perf_counter() - started) * 1000)
+            found += len(truth & set(ids.tolist()))
+        result[f"hnsw_ef{ef}_recall_at_10"] = round(found / (10 * len(queries)), 4)
+        result[f"hnsw_ef{ef}_query_ms_p50"] = round(percentiles(hnsw_ms)[0], 3)
+        result[f"hnsw_ef{ef}_speedup_vs_flat"] = round(
+            result["flat_query_ms_p50"] / percentiles(hnsw_ms)[0], 1)
+    good = [ef for ef in (32, 64, 128, 256) if result[f"hnsw_ef{ef}_recall_at_10"] >= 0.99]
+    result["hnsw_speedup_at_recall_0.99"] = result[f"hnsw_ef{good[0]}_speedup_vs_flat"] \
+        if good else None
+    return result
+
+
+def bench_knowledge_base() -> dict[str, float]:
+    """On the real CMRC knowledge base: embedding throughput; load vs rebuild."""
+    from course_lib import Document, Retriever, load_cmrc2018_kb, split_paragraphs
+    from course_lib.embeddings import USEEmbedder
+    from course_lib.persist import load, save
+
+    kb = load_cmrc2018_kb()
+    embedder = USEEmbedder()
+    started = time.perf_counter()
+    embedder(kb.paragraphs)
+    per_s = len(kb.paragraphs) / (time.perf_counter() - started)
+
+    def build() -> Document:
+        doc = Document(texts=kb.files, embed={"use": embedder})
+        doc.create_node_group("paragraph", transform=split_paragraphs)
+        for similarity in ("bm25_chinese", "bm25_char", "cosine"):
+            Retriever(doc, "paragraph", similarity)("长城")
+        Retriever(doc, "CoarseChunk", "bm25_chinese")("长城")
+        return doc
+
+    started = time.perf_counter()
+    doc = build()
+    build_s = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        save(doc, Path(folder) / "kb")
+        started = time.perf_counter()
+        loaded = load(Path(folder) / "kb", embed={"use": embedder})
+        Retriever(loaded, "paragraph", "cosine")("长城")
+        load_s = time.perf_counter() - started
+    return {"embedding_paragraphs_per_s": round(per_s, 1), "kb_rebuild_s": round(build_s, 3),
+            "kb_load_s": round(load_s, 3), "persist_load_speedup": round(build_s / load_s, 1)}
+
+
+def chart(results: dict, path: Path) -> None:
+    import plotly.graph_objects as go
+
+    sizes = [int(s) for s in results["bm25"]]
+    rows = [results["bm25"][str(s)] for s in sizes]
+    figure = go.Figure()
+    for key, name in (("bm25_query_ms_p50", "query p50, ours (ms)"),
+                      ("rank_bm25_query_ms_p50", "query p50, rank_bm25 (ms)"),
+                      ("bm25_build_s", "index build, ours (s)"),
+                      ("rank_bm25_build_s", "index build, rank_bm25 (s)")):
+        figure.add_scatter(x=sizes, y=[r[key] for r in rows], mode="lines+markers", name=name)
+    figure.update_layout(title="BM25 cost vs corpus size (log-log)", xaxis_type="log",
+                         yaxis_type="log", xaxis_title="nodes", yaxis_title="ms or s")
+    figure.write_html(path, include_plotlyjs="cdn")
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--reference-queries", type=int, default=20,
+                        help="rank_bm25 is slow: how many queries to time it on")
+    parser.add_argument("--skip-dense", action="store_true")
+    parser.add_argument("--skip-kb", action="store_true")
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args(argv)
+
+    frequencies = word_frequencies()
+    results: dict = {"machine": {"cpus": os.cpu_count()}, "bm25": {}}
+    for size in args.sizes:
+        corpus = synthetic_corpus(frequencies, size)
+        row = bench_bm25(corpus, queries_from(corpus, args.queries), args.reference_queries)
+        results["bm25"][str(size)] = row
+        print(f"{size:>9,} nodes: BM25 p50 {row['bm25_query_ms_p50']:.2f} ms "
+              f"(p95 {row['bm25_query_ms_p95']:.2f}), rank_bm25 {row['rank_bm25_query_ms_p50']:.1f}"
+              f" ms → {row['bm25_speedup_vs_rank_bm25']}× faster; build "
+              f"{row['bm25_build_s']} s vs {row['rank_bm25_build_s']} s; "
+              f"top-10 identical {row['top10_identical_share']:.0%}", flush=True)
+        del corpus
+    # Flat keys other tools read.
+    for key in ("bm25_query_ms_p50", "bm25_speedup_vs_rank_bm25"):
+        results[key] = {size: row[key] for size, row in results["bm25"].items()}
+    if not args.skip_dense:
+        results["dense"] = bench_dense()
+        print("dense:", results["dense"], flush=True)
+    if not args.skip_kb:
+        results["knowledge_base"] = bench_knowledge_base()
+        results["persist_load_speedup"] = results["knowledge_base"]["persist_load_speedup"]
+        print("knowledge base:", results["knowledge_base"], flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    tmp = args.out / "results.json.tmp"
+    tmp.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    tmp.replace(args.out / "results.json")
+    chart(results, args.out / "cost_vs_size.html")
+    print(f"wrote {args.out / 'results.json'} and {args.out / 'cost_vs_size.html'}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""The benchmark harness itself must not rot: a tiny run produces every key other tools read.
+(Speed is *measured* by `make bench`; nothing here asserts a time.)"""
+
+import importlib.util
+import json
+from collections import Counter
+from pathlib import Path
+
+SPEC = importlib.util.spec_from_file_location(
+    "bench", Path(__file__).resolve().parent.parent / "benchmarks" / "run.py")
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+
+
+def test_synthetic_corpus_is_seeded_and_follows_the_vocabulary():
+    frequencies = Counter({"长城": 50, "北京": 30, "茶": 20})
+    a = bench.synthetic_corpus(frequencies, 200, seed=3)
+    b = bench.synthetic_corpus(frequencies, 200, seed=3)
+    assert a == b and len(a) == 200
+    counts = Counter(w for doc in a for w in doc)
+    assert counts["长城"] > counts["北京"] > counts["茶"]
+    assert all(len(q) >= 3 for q in bench.queries_from(a, 10))
+
+
+def test_tiny_run_writes_the_published_keys(tmp_path):
+    results = bench.main(["--sizes", "300", "600", "--queries", "5", "--reference-queries", "3",
+                          "--skip-dense", "--skip-kb", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved == json.loads(json.dumps(results))
+    for key in ("bm25_query_ms_p50", "bm25_speedup_vs_rank_bm25"):
+        assert set(saved[key]) == {"300", "600"}
+    assert saved["bm25"]["600"]["top10_identical_share"] == 1.0
+    assert (tmp_path / "cost_vs_size.html").stat().st_size > 1000
