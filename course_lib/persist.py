@@ -19,7 +19,6 @@ copy or the new one, never half of each.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import shutil
@@ -32,6 +31,7 @@ import numpy as np
 from scipy import sparse
 
 from .bm25 import BM25Index
+from .datasets import sha256_of
 from .document import ROOT, Document, GroupRule, _as_embed_dict
 from .node import DocNode
 
@@ -40,14 +40,6 @@ FORMAT_VERSION = 1
 
 class PersistError(RuntimeError):
     """A saved knowledge base cannot be used as it is (and should be rebuilt)."""
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _node_record(node: DocNode) -> dict[str, Any]:
@@ -95,7 +87,7 @@ def save(doc: Document, directory: str | os.PathLike[str]) -> Path:
         files = sorted(p.name for p in tmp.iterdir())
         manifest = {"format_version": FORMAT_VERSION, "course_lib_version": __version__,
                     "groups": groups, "parents": rules, "bm25": indexes, "vectors": vectors,
-                    "sha256": {name: _sha256(tmp / name) for name in files}}
+                    "sha256": {name: sha256_of(tmp / name) for name in files}}
         (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1),
                                            encoding="utf-8")
         if target.exists():
@@ -132,7 +124,7 @@ def load(directory: str | os.PathLike[str], embed: Any = None) -> Document:
                            f", this is {__version__}")
     for name, expected in manifest["sha256"].items():
         path = folder / name
-        if not path.is_file() or _sha256(path) != expected:
+        if not path.is_file() or sha256_of(path) != expected:
             raise PersistError(f"{path} is missing or damaged (checksum mismatch)")
 
     doc = Document.__new__(Document)
