@@ -13,6 +13,9 @@ from .datasets import (
 )
 from .document import ROOT, Document, NodeTransform, register_reader
 from .evaluation import evaluate, score_rankings
+from .fusion import MultiRetriever, parallel, pipeline, reciprocal_rank_fusion
+from .llm import get_llm
+from .llm_groups import LLMParser
 from .metrics import (
     context_recall,
     context_relevance,
@@ -23,6 +26,7 @@ from .metrics import (
 )
 from .node import DocNode
 from .pipelines import PIPELINES, knowledge_base_document, register_pipeline
+from .rerank import KeywordFilter, Reranker, register_reranker
 from .retriever import Retriever
 from .similarity import register_bm25, register_similarity
 from .text_splitter import SentenceSplitter, approx_gpt2_tokens, split_paragraphs
@@ -30,7 +34,9 @@ from .text_splitter import SentenceSplitter, approx_gpt2_tokens, split_paragraph
 __version__ = "0.1.0"
 
 __all__ = [
-    "DocNode", "Document", "NodeTransform", "ROOT", "Retriever", "SentenceSplitter",
+    "DocNode", "Document", "KeywordFilter", "LLMParser", "MultiRetriever", "NodeTransform",
+    "ROOT", "Reranker", "Retriever", "SentenceSplitter", "get_llm", "parallel", "pipeline",
+    "reciprocal_rank_fusion", "register_reranker",
     "PIPELINES", "approx_gpt2_tokens", "build_knowledge_base", "context_recall",
     "context_relevance", "edit_similarity", "evaluate", "fetch_cmrc2018", "is_hit",
     "knowledge_base_document", "load_cmrc2018_kb", "load_sample", "load_squad", "mrr_at_k",
