@@ -8,13 +8,15 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce test unit notebooks lab lint bench clean-cache
+.PHONY: help venv data reproduce test unit notebooks lab lint bench sync report clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
 	@echo "make test       - set up, run unit tests and execute every notebook with nbval"
 	@echo "make lab        - open the course in JupyterLab"
 	@echo "make lint       - ruff"
+	@echo "make report     - run notebook 10 and export it to docs/report.html"
+	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
 	@echo "make bench      - cost vs corpus size (1k-1M nodes), ratios in one run -> benchmarks/"
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
@@ -49,12 +51,25 @@ notebooks: data
 lab: data
 	$(VENV)/bin/jupyter lab notebooks
 
+report: data
+	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  10_benchmark_report.ipynb
+	$(VENV)/bin/jupyter nbconvert --to html --no-input notebooks/10_benchmark_report.ipynb \
+	  --output-dir docs --output report.html
+
+# Solution notebooks are generated from solutions/*.py and the notebooks' check cells;
+# a test fails when they drift.
+sync: data
+	$(PY) tools/sync.py
+	cd solutions && for nb in *_solutions.ipynb; do \
+	  ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace "$$nb" || exit 1; done
+
 # Speed is measured here, as ratios within one run - never by timed unit tests.
 bench: data
 	$(PY) benchmarks/run.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check course_lib tests benchmarks
+	$(VENV)/bin/ruff check course_lib tests benchmarks tools solutions/*.py
 
 clean-cache:
 	rm -rf data/cache

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 
@@ -35,7 +36,13 @@ def chinese_tokens(text: str) -> list[str]:
     Single characters are kept: in Chinese "鱼" or "年" carry meaning (bm25s, used by
     LazyLLM, drops every one-character token).
     """
-    return [word for word in jieba.lcut_for_search(text.lower()) if _WORD.fullmatch(word)]
+    return list(_chinese_tokens(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _chinese_tokens(text: str) -> tuple[str, ...]:
+    # Memoised: the same paragraphs are tokenised by many indexes and rerankers.
+    return tuple(w for w in jieba.lcut_for_search(text.lower()) if _WORD.fullmatch(w))
 
 
 def lazyllm_chinese_tokens(text: str) -> list[str]:

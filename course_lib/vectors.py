@@ -56,9 +56,17 @@ class DenseVectors:
                 self._index = faiss.IndexHNSWFlat(self.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
                 self._index.hnsw.efConstruction = max(2 * hnsw_m, 80)
                 self._index.hnsw.efSearch = ef_search
+                # A graph built by several threads differs from run to run; one thread
+                # makes the index (and every number measured on it) reproducible.
+                threads = faiss.omp_get_max_threads()
+                faiss.omp_set_num_threads(1)
+                try:
+                    self._index.add(matrix)
+                finally:
+                    faiss.omp_set_num_threads(threads)
             else:
                 self._index = faiss.IndexFlatIP(self.dim)
-            self._index.add(matrix)
+                self._index.add(matrix)
 
     def __len__(self) -> int:
         return self.matrix.shape[0]

@@ -85,3 +85,104 @@ def chat_panel(rag: MultiPathRAG, placeholder: str = "输入问题，例如：�
     button.on_click(ask)
     box.observe(ask, names="value")
     return widgets.VBox([widgets.HBox([box, button]), output])
+
+
+def explore(kb: Any, question: str, pipeline: str = "bm25-paragraph", group: str = "paragraph",
+            similarity: str = "bm25_chinese", topk: int = 5, cut_off: float | None = None,
+            cache: dict[str, Any] | None = None) -> str:
+    """Ranked nodes for one question as HTML; the gold paragraph (if the question is one of
+    ``kb``'s) is highlighted. ``pipeline="custom"`` uses ``group``/``similarity``/``topk``."""
+    from .pipelines import build_pipeline, knowledge_base_document
+    from .retriever import Retriever
+
+    cache = {} if cache is None else cache
+    if pipeline == "custom":
+        if "doc" not in cache:
+            cache["doc"] = knowledge_base_document(kb, embed=True)
+        nodes = Retriever(cache["doc"], group, similarity, topk=topk,
+                          similarity_cut_off=cut_off)(question)
+    else:
+        if pipeline not in cache:
+            cache[pipeline] = build_pipeline(pipeline, kb).retrieve
+        nodes = [n for n in cache[pipeline](question)[:topk]
+                 if cut_off is None or (n.score is not None and n.score > cut_off)]
+    gold = next((q.paragraph for q in kb.questions if q.question == question), None)
+    rows = []
+    for rank, node in enumerate(nodes, start=1):
+        style = " style='background:#e6ffe6'" if gold is not None and node.text == gold else ""
+        score = "" if node.score is None else f"{node.score:.3f}"
+        rows.append(f"<tr{style}><td>{rank}</td><td>{score}</td><td>{html.escape(node.uid)}</td>"
+                    f"<td>{html.escape(node.text[:160])}</td></tr>")
+    found = "" if gold is None else (" — gold paragraph found" if any(
+        n.text == gold for n in nodes) else " — gold paragraph <b>not</b> in the results")
+    return (f"<p>{len(nodes)} results{found}</p><table><tr><th>#</th><th>score</th>"
+            f"<th>node</th><th>text</th></tr>{''.join(rows)}</table>")
+
+
+def query_explorer(kb: Any, pipelines: tuple[str, ...] = (
+        "bm25-paragraph", "bm25-char-paragraph", "cosine-paragraph", "multipath-rerank",
+        "custom")) -> Any:
+    """A widget: type (or pick) a question, choose pipeline / group / similarity / top-k /
+    cut-off, see the ranked nodes with scores and the gold paragraph highlighted."""
+    import ipywidgets as widgets
+
+    from .similarity import SIMILARITIES
+
+    cache: dict[str, Any] = {}
+    question = widgets.Combobox(value=kb.questions[0].question, ensure_option=False,
+                                options=[q.question for q in kb.questions[:200]],
+                                description="question", layout=widgets.Layout(width="90%"))
+    pipeline = widgets.Dropdown(options=list(pipelines), description="pipeline")
+    group = widgets.Dropdown(options=["paragraph", "CoarseChunk", "MediumChunk", "FineChunk"],
+                             description="group")
+    similarity = widgets.Dropdown(options=sorted(SIMILARITIES), value="bm25_chinese",
+                                  description="similarity")
+    topk = widgets.IntSlider(value=5, min=1, max=20, description="top k")
+    cut_off = widgets.FloatText(value=0.0, description="cut-off")
+    use_cut = widgets.Checkbox(value=False, description="apply cut-off")
+    output = widgets.HTML()
+
+    def update(_: Any = None) -> None:
+        custom = pipeline.value == "custom"
+        group.disabled = similarity.disabled = not custom
+        try:
+            output.value = explore(kb, question.value, pipeline.value, group.value,
+                                   similarity.value, topk.value,
+                                   cut_off.value if use_cut.value else None, cache)
+        except Exception as error:  # show, don't crash the widget
+            output.value = f"<b>error:</b> {html.escape(str(error))}"
+
+    for control in (question, pipeline, group, similarity, topk, cut_off, use_cut):
+        control.observe(update, names="value")
+    update()
+    return widgets.VBox([question, widgets.HBox([pipeline, group, similarity]),
+                         widgets.HBox([topk, cut_off, use_cut]), output])
+
+
+def threshold_slider(sweep_rows: list[dict[str, float]], k: int = 5) -> Any:
+    """A slider over a cut-off sweep: moving it redraws the chart with the chosen point."""
+    import ipywidgets as widgets
+
+    from .plots import show, threshold_chart
+
+    slider = widgets.SelectionSlider(options=[r["cut_off"] for r in sweep_rows],
+                                     description="cut-off")
+    label = widgets.HTML()
+    output = widgets.Output()
+
+    def update(_: Any = None) -> None:
+        row = next(r for r in sweep_rows if r["cut_off"] == slider.value)
+        label.value = (f"cut-off {row['cut_off']:g}: recall@{k} {row[f'recall@{k}']:.3f}, "
+                       f"context relevance@{k} {row[f'context_relevance@{k}']:.3f}, "
+                       f"{row['mean_kept']:.2f} kept per question")
+        figure = threshold_chart({"sweep": sweep_rows}, k)
+        figure.add_scatter(x=[row[f"context_relevance@{k}"]], y=[row[f"recall@{k}"]],
+                           mode="markers", name="chosen",
+                           marker={"size": 20, "color": "red", "symbol": "circle-open"})
+        output.clear_output(wait=True)
+        with output:
+            show(figure)
+
+    slider.observe(update, names="value")
+    update()
+    return widgets.VBox([slider, label, output])

@@ -1,0 +1,60 @@
+"""Every exercise check is real: it fails on the stub, fails on a wrong answer, passes on the
+worked solution (the strict check cell of each generated solution notebook, run by nbval),
+and the solution notebooks are in sync with their sources."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib import exercises
+from course_lib.exercises import EXERCISES, check
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = importlib.util.spec_from_file_location("sync", ROOT / "tools" / "sync.py")
+sync = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(sync)
+
+
+def test_solution_notebooks_are_in_sync_with_their_sources():
+    assert sync.drift() == []
+
+
+@pytest.mark.parametrize("exercise", sorted(EXERCISES))
+def test_each_notebook_checks_its_exercise_and_the_stub_fails(exercise, capsys):
+    notebook = next((ROOT / "notebooks").glob(f"{exercise}_*.ipynb"))
+    cells = nbformat.read(notebook, as_version=4).cells
+    calls = [c.source for c in cells if c.cell_type == "code" and f'check("{exercise}"' in c.source]
+    assert len(calls) == 1
+    names = re.findall(r"(\w+)=\1", calls[0])
+    assert tuple(names) == EXERCISES[exercise].answers
+    result = check(exercise, **dict.fromkeys(names))
+    assert not result.passed and "not attempted" in capsys.readouterr().out
+    solution = ROOT / "solutions" / f"{notebook.stem}_solutions.ipynb"
+    assert "strict(True)" in nbformat.read(solution, as_version=4).cells[-1].source
+
+
+def test_wrong_answers_fail_and_right_ones_pass(monkeypatch, cmrc_kb):
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": 0.995, "mrr_10": 0.9771})
+    assert check("01", recall_10=0.995, mrr_10=0.97712).passed
+    assert not check("01", recall_10=0.989, mrr_10=0.9771).passed
+    assert not check("01", recall_10="0.995", mrr_10=0.9771).passed
+    # A real run of a solution script: exercise 00 (fast).
+    expected = exercises.expected_answers("00")
+    assert check("00", answer=expected["answer"]).passed
+    assert not check("00", answer=(expected["answer"][0], expected["answer"][1] + 1)).passed
+    exercises.strict(True)
+    try:
+        with pytest.raises(AssertionError, match="does not match"):
+            check("00", answer=("doc_01.txt", 1))
+    finally:
+        exercises.strict(False)
+
+
+def test_check_rejects_unknown_exercises_and_missing_answers():
+    with pytest.raises(ValueError, match="unknown exercise"):
+        check("99", x=1)
+    with pytest.raises(TypeError, match="missing mrr_10"):
+        check("01", recall_10=None)
