@@ -10,8 +10,10 @@ sweeps, ranks) and returns a ``plotly.graph_objects.Figure``.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,11 +28,33 @@ def show(figure: Any, width: int | None = None, height: int | None = None) -> No
     from IPython.display import SVG, display
 
     try:
-        svg = figure.to_image(format="svg", width=width, height=height)
+        if not _exporter_ready():
+            raise RuntimeError("no static exporter")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # kaleido's notes about its server options
+            svg = figure.to_image(format="svg", width=width, height=height)
     except Exception:  # no kaleido or no browser for it: the interactive figure still works
         figure.show(renderer="notebook_connected")
         return
     display(SVG(svg))
+
+
+_EXPORTER: list[bool] = []
+
+
+def _exporter_ready() -> bool:
+    """Start one headless browser for all exports, once (1.5 s, then 0.1 s per figure);
+    remember a failure so a machine without Chrome does not retry every time."""
+    if not _EXPORTER:
+        try:
+            import kaleido
+
+            kaleido.start_sync_server(silence_warnings=True)
+            atexit.register(kaleido.stop_sync_server, silence_warnings=True)
+            _EXPORTER.append(True)
+        except Exception:
+            _EXPORTER.append(False)
+    return _EXPORTER[0]
 
 
 def _figure(**layout: Any) -> Any:
