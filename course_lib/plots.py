@@ -48,7 +48,12 @@ def _exporter_ready() -> bool:
     if not _EXPORTER:
         try:
             import kaleido
+            from choreographer.browsers.chromium import Chromium
 
+            # Without a browser kaleido's server thread dies and exports wait forever:
+            # look for one first.
+            if Chromium.find_browser(skip_local=False) is None:
+                raise RuntimeError("no Chrome/Chromium for plotly's exporter")
             kaleido.start_sync_server(silence_warnings=True)
             atexit.register(kaleido.stop_sync_server, silence_warnings=True)
             _EXPORTER.append(True)
