@@ -117,3 +117,12 @@ def cut_off_sweep(questions: Sequence[Question], rankings: Sequence[Sequence[Doc
                      f"context_relevance@{k}": scores[f"context_relevance@{k}"],
                      "mean_kept": round(sum(len(r) for r in kept) / len(kept), 3)})
     return rows
+
+
+def gold_rank(nodes: Sequence[DocNode], paragraph: str) -> int | None:
+    """1-based rank of the gold ``paragraph`` among ``nodes`` (``None`` if absent).
+
+    >>> gold_rank([DocNode("a"), DocNode("b")], "b")
+    2
+    """
+    return next((rank for rank, node in enumerate(nodes, start=1) if node.text == paragraph), None)
