@@ -324,7 +324,7 @@ class CachedEmbedder(Embedder):
             Path(tmp).unlink(missing_ok=True)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # plain tqdm: silent when stderr is not a terminal (notebooks)
 
         memory = self._load()
         keys = [text_hash(t) for t in texts]
