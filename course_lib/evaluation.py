@@ -20,6 +20,7 @@ from .datasets import KnowledgeBase, Question
 from .metrics import context_relevance, is_hit, mrr_at_k, recall_at_k
 from .node import DocNode
 from .pipelines import build_pipeline
+from .ranking import passes
 
 KS = (1, 3, 5)
 
@@ -110,7 +111,7 @@ def cut_off_sweep(questions: Sequence[Question], rankings: Sequence[Sequence[Doc
     """
     rows = []
     for threshold in thresholds:
-        kept = [[n for n in ranking[:k] if n.score is not None and n.score > threshold]
+        kept = [[n for n in ranking[:k] if passes(n.score, threshold)]
                 for ranking in rankings]
         scores = score_rankings(questions, kept, ks=(k,))
         rows.append({"cut_off": threshold, f"recall@{k}": scores[f"recall@{k}"],

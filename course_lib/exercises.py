@@ -5,6 +5,12 @@ mrr_10=...)`` compares them with the worked solution in ``solutions/`` — the s
 source of truth, run on demand — and prints what is right or what to look at. A
 stub left at ``None`` is reported as "not attempted" (the notebook still runs).
 
+A wrong answer gets a hint about *that* mistake where one is known: a solution file
+may define ``mistakes()``, which runs plausible wrong methods (the wrong k, the wrong
+similarity, …) and returns ``{hint: answers}``; a learner whose answers equal one of
+them reads that hint. A value 100× too large is reported as a percentage. Otherwise
+the exercise's general hint is shown. Each check prints exactly one line.
+
 In the generated solution notebooks ``strict(True)`` turns a failed check into an
 ``AssertionError``, so CI fails when a solution and its check disagree.
 
@@ -59,7 +65,9 @@ EXERCISES: dict[str, Exercise] = {
 }
 
 _STRICT: list[bool] = [False]
+_NAMESPACES: dict[str, dict[str, Any]] = {}
 _EXPECTED: dict[str, dict[str, Any]] = {}
+_MISTAKES: dict[str, dict[str, dict[str, Any]]] = {}
 
 
 @dataclass
@@ -70,6 +78,9 @@ class CheckResult:
 
     def __bool__(self) -> bool:
         return self.passed
+
+    def _ipython_display_(self) -> None:
+        """Shown as the last value of a cell: nothing more (check already printed it)."""
 
 
 def strict(on: bool = True) -> None:
@@ -84,13 +95,32 @@ def solution_file(exercise: str) -> Path:
     return matches[0]
 
 
+def _solution(exercise: str) -> dict[str, Any]:
+    """The worked solution's namespace, run once per process (its output hidden: it would
+    print the answers)."""
+    if exercise not in _NAMESPACES:
+        with contextlib.redirect_stdout(io.StringIO()):
+            _NAMESPACES[exercise] = runpy.run_path(str(solution_file(exercise)),
+                                                   run_name="__solution__")
+    return _NAMESPACES[exercise]
+
+
 def expected_answers(exercise: str) -> dict[str, Any]:
     """The answers the worked solution computes (run once per process)."""
     if exercise not in _EXPECTED:
-        with contextlib.redirect_stdout(io.StringIO()):  # do not print the answers
-            namespace = runpy.run_path(str(solution_file(exercise)), run_name="__solution__")
+        namespace = _solution(exercise)
         _EXPECTED[exercise] = {name: namespace[name] for name in EXERCISES[exercise].answers}
     return _EXPECTED[exercise]
+
+
+def known_mistakes(exercise: str) -> dict[str, dict[str, Any]]:
+    """``{hint: answers}`` that plausible wrong methods give (the solution's ``mistakes()``,
+    run once, only when needed); ``{}`` if the solution defines none."""
+    if exercise not in _MISTAKES:
+        make = _solution(exercise).get("mistakes")
+        with contextlib.redirect_stdout(io.StringIO()):
+            _MISTAKES[exercise] = make() if callable(make) else {}
+    return _MISTAKES[exercise]
 
 
 def _same(given: Any, expected: Any, tolerance: float) -> bool:
@@ -103,8 +133,58 @@ def _same(given: Any, expected: Any, tolerance: float) -> bool:
     return given == expected
 
 
+def _diagnose(exercise: str, answers: dict[str, Any], wrong: list[str]) -> str:
+    """The most specific hint for these wrong answers."""
+    spec = EXERCISES[exercise]
+    for hint, mistaken in known_mistakes(exercise).items():
+        if all(_same(answers[name], mistaken[name], spec.tolerance) for name in wrong
+               if name in mistaken) and any(name in mistaken for name in wrong):
+            return hint
+    expected = expected_answers(exercise)
+    for name in wrong:
+        given, value = answers[name], expected[name]
+        if isinstance(given, (int, float)) and isinstance(value, float) and \
+                math.isclose(float(given), 100 * value, abs_tol=100 * spec.tolerance):
+            return f"{name} looks like a percentage: give it as a fraction between 0 and 1."
+    return spec.hint
+
+
+def check_mistakes(exercise: str) -> int:
+    """Prove the check catches wrong methods: every answer set of the solution's
+    ``mistakes()`` must fail, with its own hint. Prints one line; returns how many.
+
+    Run by the generated solution notebooks, so CI fails when a wrong method would pass.
+    """
+    mistakes = known_mistakes(exercise)
+    if not mistakes:
+        raise AssertionError(f"{exercise}: the solution defines no mistakes(): add at least "
+                             f"one plausible wrong method")
+    expected = expected_answers(exercise)
+    for hint, answers in mistakes.items():
+        given = {**expected, **answers}
+        with contextlib.redirect_stdout(io.StringIO()), _strictness(False):
+            result = check(exercise, **given)
+        if result.passed:
+            raise AssertionError(f"{exercise}: the wrong method behind {hint!r} passes the "
+                                 f"check ({answers}): compare more quantities")
+        if hint not in result.message:
+            raise AssertionError(f"{exercise}: the wrong method behind {hint!r} gets another "
+                                 f"hint: {result.message}")
+    print(f"✓ {exercise}: {len(mistakes)} plausible wrong method(s) fail the check.")
+    return len(mistakes)
+
+
+@contextlib.contextmanager
+def _strictness(on: bool) -> Any:
+    saved, _STRICT[0] = _STRICT[0], on
+    try:
+        yield
+    finally:
+        _STRICT[0] = saved
+
+
 def check(exercise: str, **answers: Any) -> CheckResult:
-    """Compare a learner's answers with the worked solution; print and return the verdict."""
+    """Compare a learner's answers with the worked solution; print one line, return it."""
     if exercise not in EXERCISES:
         raise ValueError(f"unknown exercise {exercise!r}; known: {sorted(EXERCISES)}")
     spec = EXERCISES[exercise]
@@ -122,7 +202,7 @@ def check(exercise: str, **answers: Any) -> CheckResult:
         if wrong:
             shown = ", ".join(f"{name} = {answers[name]!r}" for name in wrong)
             result = CheckResult(exercise, False, f"✗ {exercise}: {shown} does not match the "
-                                 f"worked solution. Hint: {spec.hint}")
+                                 f"worked solution. Hint: {_diagnose(exercise, answers, wrong)}")
         else:
             result = CheckResult(exercise, True, f"✓ {exercise}: correct.")
     print(result.message)

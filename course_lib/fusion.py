@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .node import DocNode
+from .ranking import round_score
 
 RRF_K = 60
 
@@ -48,7 +49,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[DocNode]], k: int = RRF_K
         for rank, node in enumerate(ranking, start=1):
             fused[node.uid] = fused.get(node.uid, 0.0) + 1.0 / (k + rank)
             nodes.setdefault(node.uid, node)
-    order = sorted(fused, key=lambda uid: -fused[uid])  # stable: ties keep discovery order
+    order = sorted(fused, key=lambda uid: -round_score(fused[uid]))  # ties: discovery order
     result = [nodes[uid].with_score(fused[uid]) for uid in order]
     return result if topk is None else result[:topk]
 

@@ -17,6 +17,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from .ranking import round_score
+
 
 @dataclass(eq=False)
 class DocNode:
@@ -52,7 +54,7 @@ class DocNode:
     def with_score(self, score: float) -> DocNode:
         """A shallow copy carrying ``score``; tree links are shared with the original."""
         scored = copy.copy(self)
-        scored.score = float(score)
+        scored.score = round_score(score)  # ranked and compared at a fixed precision
         return scored
 
     # Identity is the uid: a scored copy equals its stored node, so results dedupe.

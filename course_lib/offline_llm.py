@@ -29,6 +29,7 @@ import jieba
 import jieba.analyse
 import numpy as np
 
+from .ranking import best_first
 from .tokenize import char_ngrams, chinese_tokens
 
 jieba.setLogLevel(logging.WARNING)
@@ -77,7 +78,7 @@ def textrank_summary(text: str, max_sentences: int = 2, max_chars: int | None = 
     rank = np.full(n, 1.0 / n)
     for _ in range(50):
         rank = (1 - damping) / n + damping * transition.T @ rank
-    chosen = sorted(np.argsort(-rank, kind="stable")[:max_sentences])
+    chosen = sorted(best_first(rank)[:max_sentences])  # symmetric sentences tie exactly
     summary = "".join(sentences[i] for i in chosen)
     return summary if max_chars is None else summary[:max_chars]
 
@@ -170,7 +171,7 @@ def extractive_answer(question: str, contexts: Sequence[str]) -> str:
     if not sentences:
         return ""
     scores = [term_coverage(question, s) for s in sentences]
-    return sentences[int(np.argmax(scores))]
+    return sentences[int(best_first(scores)[0])]
 
 
 def judge_by_overlap(question: str, answer: str, threshold: float = 0.5) -> bool:

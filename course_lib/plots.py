@@ -11,11 +11,8 @@ sweeps, ranks) and returns a ``plotly.graph_objects.Figure``.
 from __future__ import annotations
 
 import atexit
-import json
-import os
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,28 +68,31 @@ def _figure(**layout: Any) -> Any:
     return figure
 
 
-# ---------------------------------------------------------------- the shared comparison
-def comparison_file() -> Path:
-    from .datasets import cache_dir
-
-    return Path(os.environ.get("COURSE_COMPARISON_FILE", cache_dir() / "comparison.json"))
+# ---------------------------------------------------------------- this notebook's comparison
+# In memory, per Python process: what a notebook shows depends only on its own cells.
+# (A shared file on disk made one notebook's chart depend on which others had run.)
+_RECORDED: dict[str, dict[str, float]] = {}
 
 
 def record(result: dict[str, Any], label: str | None = None) -> None:
-    """Add an evaluation result to the shared comparison (one chart for the whole course)."""
-    path = comparison_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    """Add an evaluation result (recall@k, MRR@k) to this session's comparison chart.
+
+    >>> clear_recorded(); record({"pipeline": "bm25", "recall@1": 0.9, "seconds": 2.0})
+    >>> recorded()
+    {'bm25': {'recall@1': 0.9}}
+    """
     keep = {k: v for k, v in result.items() if k.startswith(("recall@", "mrr@"))}
-    saved[label or result["pipeline"]] = keep
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(saved, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(path)
+    _RECORDED[label or result["pipeline"]] = keep
 
 
 def recorded() -> dict[str, dict[str, float]]:
-    path = comparison_file()
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    """What :func:`record` collected in this Python process (a copy)."""
+    return {name: dict(scores) for name, scores in _RECORDED.items()}
+
+
+def clear_recorded() -> None:
+    """Forget every recorded result."""
+    _RECORDED.clear()
 
 
 def comparison_chart(results: dict[str, dict[str, float]] | None = None,

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .node import DocNode
+from .ranking import best_first, passes, round_score
 from .retriever import validate_query, validate_topk
 from .tokenize import char_ngrams, chinese_tokens, english_tokens
 
@@ -397,7 +398,7 @@ class Reranker:
                              f"{len(nodes)} candidates")
         if np.isnan(scores).any():
             raise ValueError("reranker model returned NaN scores")
-        order = np.argsort(-scores, kind="stable")
+        order = best_first(scores)
         return [nodes[i].with_score(scores[i]) for i in order]
 
     def __call__(self, nodes: Sequence[DocNode], query: str) -> Any:
@@ -405,7 +406,7 @@ class Reranker:
         nodes = _unique(nodes)
         ranked = self._rank(nodes, query) if nodes else []
         if self.score_cut_off is not None:
-            ranked = [n for n in ranked if n.score is not None and n.score > self.score_cut_off]
+            ranked = [n for n in ranked if passes(n.score, self.score_cut_off)]
         if self.topk is not None:
             ranked = ranked[: self.topk]
         return self._format(ranked)
@@ -445,7 +446,7 @@ def _registered(fn: Callable[..., Any], batch: bool, kwargs: dict[str, Any]
             raise TypeError(f"reranker {fn.__name__!r} must return DocNodes (or None to drop)")
         kept = [r for r in result if r is not None]
         if all(r.score is not None for r in kept):  # scored: hand them back best first
-            kept.sort(key=lambda r: -r.score)
+            kept.sort(key=lambda r: -round_score(r.score))  # stable: ties keep their order
         return kept
 
     return rank

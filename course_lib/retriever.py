@@ -22,6 +22,7 @@ import numpy as np
 from .document import Document
 from .fusion import reciprocal_rank_fusion
 from .node import DocNode
+from .ranking import passes, rounded, top_k
 from .similarity import VectorSimilarity, get_similarity
 from .vectors import BACKENDS
 
@@ -165,7 +166,7 @@ class Retriever:
         """Top ``topk`` as scored copies, keeping only scores strictly above ``cut_off``."""
         ranked = []
         for i in _top_indices(scores, keep, topk, self.similarity.min_score):
-            if cut_off is not None and not scores[i] > cut_off:
+            if not passes(scores[i], cut_off):
                 break  # sorted: every later score is lower still
             ranked.append(nodes[i].with_score(scores[i]))
         return ranked
@@ -191,18 +192,11 @@ def _top_indices(scores: np.ndarray, keep: np.ndarray | None, topk: int,
                  min_score: float) -> list[int]:
     """Indices of the ``topk`` best scores above ``min_score``, best first.
 
-    Equal scores keep document order (as a stable sort would), so results are
-    reproducible; ``argpartition`` avoids sorting every node when only a few are kept.
+    Scores are compared rounded (:mod:`course_lib.ranking`) and equal scores keep
+    document order, so results are the same on every machine.
     """
-    passing = scores > min_score
-    candidates = np.flatnonzero(passing if keep is None else keep & passing)
-    values = scores[candidates]
-    if len(candidates) > topk:
-        kth = values[np.argpartition(-values, topk - 1)[topk - 1]]
-        above, tied = candidates[values > kth], candidates[values == kth]
-        candidates = np.concatenate([above, tied[: topk - len(above)]])
-        values = scores[candidates]
-    return candidates[np.argsort(-values, kind="stable")].tolist()
+    passing = rounded(scores) > min_score
+    return top_k(scores, topk, passing if keep is None else keep & passing).tolist()
 
 
 def _validate_filters(filters: Any) -> dict[str, set[Any]]:

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from .ranking import top_k
+
 METRICS = ("cosine", "dot")
 BACKENDS = ("faiss", "numpy", "hnsw")
 
@@ -84,8 +86,7 @@ class DenseVectors:
         k = min(k, len(self))
         if self._index is None:
             scores = self.matrix @ q[0]
-            ids = np.argpartition(-scores, k - 1)[:k]
-            ids = ids[np.argsort(-scores[ids], kind="stable")]
+            ids = top_k(scores, k)
             return ids, scores[ids].astype(np.float64)
         values, ids = self._index.search(q, k)
         found = ids[0] >= 0  # HNSW may return fewer than k

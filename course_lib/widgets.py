@@ -23,6 +23,7 @@ from typing import Any
 
 from .node import DocNode
 from .rag import MultiPathRAG, RAGAnswer
+from .ranking import passes
 
 BACKEND_LABELS = {"offline": "offline stand-in", "openai": "LLM"}
 
@@ -105,7 +106,7 @@ def explore(kb: Any, question: str, pipeline: str = "bm25-paragraph", group: str
         if pipeline not in cache:
             cache[pipeline] = build_pipeline(pipeline, kb).retrieve
         nodes = [n for n in cache[pipeline](question)[:topk]
-                 if cut_off is None or (n.score is not None and n.score > cut_off)]
+                 if passes(n.score, cut_off)]
     gold = next((q.paragraph for q in kb.questions if q.question == question), None)
     rows = []
     for rank, node in enumerate(nodes, start=1):

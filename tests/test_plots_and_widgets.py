@@ -6,8 +6,7 @@ from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import CHAPTER_TREE, build_chapter_tree
 
 
-def test_comparison_is_shared_through_a_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("COURSE_COMPARISON_FILE", str(tmp_path / "comparison.json"))
+def test_comparison_holds_only_what_this_process_recorded():
     plots.record({"pipeline": "a", "recall@1": 0.5, "recall@3": 0.7, "recall@5": 0.8,
                   "mrr@1": 0.5, "mrr@3": 0.6, "mrr@5": 0.62, "seconds": 1.0})
     plots.record({"pipeline": "b", "recall@1": 0.9, "recall@3": 0.95, "recall@5": 0.97,
@@ -74,5 +73,7 @@ def test_query_explorer_and_threshold_slider(cmrc_kb):
 
 
 @pytest.fixture(autouse=True)
-def _isolated_comparison(tmp_path, monkeypatch):
-    monkeypatch.setenv("COURSE_COMPARISON_FILE", str(tmp_path / "c.json"))
+def _isolated_comparison():
+    plots.clear_recorded()
+    yield
+    plots.clear_recorded()

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-STRICT_PREFIX = ("from course_lib.exercises import check, strict\n\n"
+STRICT_PREFIX = ("from course_lib.exercises import check, check_mistakes, strict\n\n"
                  "strict(True)  # a failed check fails CI\n")
 
 
@@ -37,7 +37,8 @@ def check_cell(notebook: nbformat.NotebookNode, name: str) -> str:
     if len(cells) != 1:
         raise ValueError(f"{name}: expected exactly one exercise check cell, found {len(cells)}")
     call = next(line for line in cells[0].splitlines() if line.startswith("check("))
-    return STRICT_PREFIX + call
+    exercise = call.split('"')[1]
+    return STRICT_PREFIX + call + f'\ncheck_mistakes("{exercise}")  # wrong methods must fail'
 
 
 def expected_notebook(notebook_path: Path, solution: Path) -> nbformat.NotebookNode:
