@@ -8,11 +8,12 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce test unit notebooks lab lint bench sync report clean-cache
+.PHONY: help venv data reproduce test test-reproducible unit notebooks lab lint bench sync report clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
 	@echo "make test       - set up, run unit tests and execute every notebook with nbval"
+	@echo "make test-reproducible - slow: same tables under other BLAS kernels; notebooks run alone"
 	@echo "make lab        - open the course in JupyterLab"
 	@echo "make lint       - ruff"
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
@@ -41,6 +42,11 @@ reproduce: data
 # The one test command (README and .ci/run use it): unit tests + every notebook under nbval.
 test: data
 	$(PY) -m pytest --doctest-modules course_lib tests notebooks solutions --nbval
+
+# Slow (about 10 min): reproduce under two other BLAS kernels / thread counts / hash seeds,
+# each from an empty cache, must print the README's table; two notebooks run alone.
+test-reproducible: data
+	COURSE_SLOW_TESTS=1 $(PY) -m pytest -v tests/test_reproducible.py
 
 unit: $(STAMP)
 	$(PY) -m pytest tests

@@ -159,3 +159,28 @@ def test_openai_embedder_needs_configuration(monkeypatch):
     monkeypatch.delenv("COURSE_EMBED_MODEL", raising=False)
     with pytest.raises(EmbeddingModelUnavailable, match="COURSE_EMBED_BASE_URL"):
         OpenAIEmbedder()
+
+
+def test_announced_queries_are_embedded_in_one_batch_and_cached(tmp_path):
+    from course_lib.embeddings import CachedEmbedder, Embedder, expected_queries
+
+    class Counting(Embedder):
+        name, dim = "counting", 2
+        calls: list[int] = []
+
+        def _embed(self, texts):
+            self.calls.append(len(texts))
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    inner = Counting()
+    cached = CachedEmbedder(inner, cache_dir=tmp_path)
+    assert cached.embed_query("a").tolist() == [1.0, 1.0] and inner.calls == [1]
+    with expected_queries(["bb", "ccc", "dddd"]):
+        assert cached.embed_query("ccc").tolist() == [3.0, 1.0]  # all three, one batch
+        cached.embed_query("bb"), cached.embed_query("dddd")
+    assert inner.calls == [1, 3]
+    again = CachedEmbedder(Counting(), cache_dir=tmp_path)  # from disk: no new call
+    with expected_queries(["bb"]):
+        assert again.embed_query("bb").tolist() == [2.0, 1.0]
+    assert inner.calls == [1, 3]
+    assert cached.embed_query("zz").tolist() == [2.0, 1.0] and inner.calls == [1, 3, 1]

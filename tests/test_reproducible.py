@@ -1,0 +1,89 @@
+"""The same numbers on any machine, and no state shared between notebooks.
+
+These tests are slow (several minutes): `make test-reproducible` runs them, and so does
+CI (`.ci/run`). Plain `make test` skips them.
+
+* ``reproduce`` runs in fresh processes under two OpenBLAS kernels, thread counts and
+  hash seeds, each from its own empty cache (a learner's machine computes its own
+  embeddings; vectors cached here would hide a difference). Every metric must be
+  identical between the runs, and the tables identical to the one quoted in README.md.
+* Two notebooks run alone, in reverse course order, each in its own empty cache, and
+  nbval finds the committed outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_lib.reproduce import format_report
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(
+    os.environ.get("COURSE_SLOW_TESTS") != "1",
+    reason="slow: run by `make test-reproducible` and CI (COURSE_SLOW_TESTS=1)")
+
+# Two machines as unlike as this one can imitate: the generic kernel on one thread and
+# the AVX2 kernel on two, with different hash seeds.
+MACHINES = {
+    "prescott-1-thread": {"OPENBLAS_CORETYPE": "Prescott", "OMP_NUM_THREADS": "1",
+                          "PYTHONHASHSEED": "1"},
+    "haswell-2-threads": {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "2",
+                          "PYTHONHASHSEED": "2"},
+}
+VOLATILE = ("seconds", "ms_per_query")
+
+
+def _environment(cache: Path, **overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "MKL_NUM_THREADS",
+                        "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED")}
+    env.update(COURSE_DATA_CACHE=str(cache), **overrides)
+    return env
+
+
+def _metrics(report: dict) -> dict:
+    """Every number of the report but the timings."""
+    return {key: [{**row, "ours": {m: v for m, v in row["ours"].items() if m not in VOLATILE}}
+                  for row in table["rows"]]
+            for key, table in report["tables"].items()}
+
+
+def readme_table() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## What you will reproduce", 1)[1]
+    return re.search(r"```\n(.*?)```", section, re.S).group(1).strip()
+
+
+def test_reproduce_is_identical_on_other_kernels_threads_and_seeds(tmp_path):
+    reports = {}
+    for name, settings in MACHINES.items():
+        out = tmp_path / f"{name}.json"
+        (tmp_path / name).mkdir()
+        subprocess.run([sys.executable, "-m", "course_lib", "reproduce", "--json", str(out)],
+                       cwd=ROOT, env=_environment(tmp_path / name, **settings), check=True,
+                       capture_output=True, text=True, timeout=1500)
+        reports[name] = json.loads(out.read_text(encoding="utf-8"))
+    first, second = (_metrics(r) for r in reports.values())
+    assert first == second, "reproduce differs between machines"
+    for name, report in reports.items():
+        assert format_report(report, timing=False).strip() == readme_table(), (
+            f"README.md's table differs from what reproduce prints on {name}")
+
+
+@pytest.mark.parametrize("notebook", ["06_embeddings_and_similarity", "01_evaluating_retrieval"])
+def test_a_notebook_run_alone_gives_its_committed_outputs(notebook, tmp_path):
+    # Reverse course order, each from an empty cache: nothing a notebook shows may come
+    # from another notebook having run first.
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "-q", "-p", "no:cacheprovider",
+         str(ROOT / "notebooks" / f"{notebook}.ipynb")],
+        cwd=ROOT, env=_environment(tmp_path, PYTHONHASHSEED="0"), capture_output=True,
+        text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:]
