@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import runpy
 from dataclasses import dataclass
@@ -46,22 +47,42 @@ EXERCISES: dict[str, Exercise] = {
                    "retriever, ks=(5, 10))."),
     "02": Exercise(("plain_share", "sub_share"), "top-2 BM25 for the glued question vs "
                    "SubQuestionRetriever over a top-1 retriever; count pairs with both golds."),
-    "03": Exercise(("tiny_span_recall_5",), "create_node_group('TinyChunk', SentenceSplitter, "
-                   "chunk_size=64, chunk_overlap=8), then evaluate(..., span_recall=True)."),
-    "04": Exercise(("window3_recall_1",), "SentenceWindows(size=3) under 'paragraph'; retrieve "
-                   "20 windows, cmrc.find('paragraph'), keep 5."),
-    "05": Exercise(("lead_recall_1",), "a 'lead' group under 'block' holding the first sentence; "
-                   "evaluate with to_blocks('lead')."),
-    "06": Exercise(("sparse_dot_recall_1",), "Retriever(multi, 'paragraph', 'dot', "
-                   "embed_keys=['sparse'])."),
-    "07": Exercise(("smallest_cut_off", "recall_at_that_cut_off"), "cut_off_sweep over "
-                   "0.0, 0.1, … 3.0; the first row whose context_relevance@5 ≥ 0.9."),
+    "03": Exercise(("tiny_span_recall_5", "tiny_context_relevance_1"), "on a fresh "
+                   "knowledge_base_document(kb): create_node_group('TinyChunk', transform="
+                   "SentenceSplitter, chunk_size=64, chunk_overlap=8), then evaluate(kb, "
+                   "Retriever(..., 'TinyChunk', 'bm25_chinese', topk=5), span_recall=True) and "
+                   "read span_recall@5 and context_relevance@1."),
+    "04": Exercise(("in_context_recall_1", "in_context_recall_5"), "a NodeTransform returning "
+                   "[first] + [first + s for s in the other sentences], as group 'in_context' "
+                   "under 'paragraph' on a fresh knowledge_base_document(kb); then evaluate(kb, "
+                   "small_to_big('in_context', document)): 20 units, their paragraphs, keep 5."),
+    "05": Exercise(("lead_recall_1", "lead_recall_5"), "lead_doc.create_node_group('lead', "
+                   "parent='block', transform=lambda text: split_sentences(text)[:1]), then "
+                   "evaluate(kb, to_blocks('lead', doc=lead_doc)) and read recall@1 and "
+                   "recall@5."),
+    "06": Exercise(("same_first_share", "mean_first_score", "largest_score_gap"), "dot = "
+                   "Retriever(multi, 'paragraph', 'dot', topk=1, embed_keys=['sparse']) and "
+                   "chars = Retriever(cmrc, 'paragraph', 'bm25_char', topk=1); for each question "
+                   "q, compare dot(q.question)[0] with chars(q.question)[0]: same text? their "
+                   ".score values?"),
+    "07": Exercise(("best_cut_off", "recall_at_best", "relevance_at_best"), "sweep = "
+                   "cut_off_sweep(kb.questions, cosine_rankings, cut_offs); among the rows "
+                   "whose recall@5 is at least 0.85, the one with the highest "
+                   "context_relevance@5."),
     "08": Exercise(("lexical_only_mrr_5",), "FeatureReranker(embedder=None) behind "
                    "MultiRetriever(paragraph_paths(doc)) with rerank_after."),
-    "09": Exercise(("rewrite_in_context",), "chapter_rag(kb, llm=OfflineLLM(), rewrite='multi') "
-                   "over kb.questions[::5]."),
-    "11": Exercise(("hnsw_recall_at_10",), "DenseVectors(..., backend='hnsw', ef_search=10) vs "
-                   "backend='faiss', 10 neighbours per question."),
+    "09": Exercise(("kept_answerable", "refused_unanswerable"), "for each sample question q: "
+                   "best = offline_rag.reranker(candidates, query=q.question)[0], where the "
+                   "candidates are offline_rag.retriever(q.question) — for the second share "
+                   "without those whose metadata['file_name'] == q.file_name; the rule answers "
+                   "when term_coverage(q.question, best.text) >= MIN_COVERAGE."),
+    "10": Exercise(("char_summary_recall_1", "char_summary_recall_5"), "summary_document(kb), "
+                   "Retriever(doc, 'summary', 'bm25_char', topk=5), small_to_big(retriever, doc), "
+                   "then evaluate(kb, ...) and read recall@1 and recall@5."),
+    "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), "for each question, the "
+                   "neighbours that DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) "
+                   "shares with backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search "
+                   "10, 20, 32, 64, 128."),
 }
 
 _STRICT: list[bool] = [False]
@@ -172,6 +193,38 @@ def check_mistakes(exercise: str) -> int:
                                  f"hint: {result.message}")
     print(f"✓ {exercise}: {len(mistakes)} plausible wrong method(s) fail the check.")
     return len(mistakes)
+
+
+def check_not_given_away(exercise: str) -> None:
+    """Assert that the learner's notebook prints none of the expected numeric answers
+    (at 3 decimals): an answer copied from an earlier output would teach nothing."""
+    notebook = next(SOLUTIONS.parent.glob(f"notebooks/{exercise}_*.ipynb"))
+    shown = " ".join(_output_texts(json.loads(notebook.read_text(encoding="utf-8"))))
+    for name, value in expected_answers(exercise).items():
+        for number in _floats(value):
+            if f"{number:.3f}" in shown:
+                raise AssertionError(f"{exercise}: the answer {name} = {number:.3f} is already "
+                                     f"printed in {notebook.name}")
+    print(f"✓ {exercise}: no answer is printed in the notebook.")
+
+
+def _floats(value: Any) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [x for item in value for x in _floats(item)]
+    return []
+
+
+def _output_texts(notebook: dict[str, Any]) -> list[str]:
+    texts = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code" and "check(" not in "".join(cell["source"]):
+            for output in cell.get("outputs", []):
+                texts.append("".join(output.get("text", "")))
+                texts.extend("".join(v) for k, v in output.get("data", {}).items()
+                             if k.startswith("text/"))
+    return texts
 
 
 @contextlib.contextmanager

@@ -7,9 +7,11 @@ Cells are separated by `# %%` lines.
 
 # %%
 from course_lib import Retriever, evaluate, knowledge_base_document, load_cmrc2018_kb
+from course_lib.evaluation import score_rankings
 
 kb = load_cmrc2018_kb()
-retriever = Retriever(knowledge_base_document(kb), "paragraph", "bm25_chinese", topk=10)
+doc = knowledge_base_document(kb)
+retriever = Retriever(doc, "paragraph", "bm25_chinese", topk=10)
 result = evaluate(kb, retriever, ks=(5, 10))
 recall_10, mrr_10 = result["recall@10"], result["mrr@10"]
 print(recall_10, mrr_10, "vs recall@5", result["recall@5"])
@@ -19,3 +21,27 @@ print(recall_10, mrr_10, "vs recall@5", result["recall@5"])
 assert result["recall@5"] <= recall_10 <= 1.0
 assert recall_10 - result["recall@5"] < 0.02
 assert mrr_10 >= result["mrr@5"]
+
+
+# %%
+def mistakes():
+    """Plausible wrong methods, each run for real: {hint: the answers it gives}."""
+    top5 = evaluate(kb, Retriever(doc, "paragraph", "bm25_chinese", topk=5), ks=(5,))
+    chunks = evaluate(kb, Retriever(doc, "CoarseChunk", "bm25_chinese", topk=10), ks=(10,))
+    lazyllm = evaluate(kb, Retriever(doc, "paragraph", "bm25_lazyllm", topk=10), ks=(10,))
+    worst_first = score_rankings(kb.questions,
+                                 [retriever(q.question)[::-1] for q in kb.questions], ks=(10,))
+    return {
+        "These are recall@5 and MRR@5: the retriever must return 10 paragraphs (topk=10) and "
+        "evaluate must score k=10 (ks=(5, 10)).":
+            {"recall_10": top5["recall@5"], "mrr_10": top5["mrr@5"]},
+        "You retrieved CoarseChunk chunks (the naive baseline); the exercise retrieves whole "
+        "paragraphs: the 'paragraph' group.":
+            {"recall_10": chunks["recall@10"], "mrr_10": chunks["mrr@10"]},
+        "You used LazyLLM's tokenisation (bm25_lazyllm); the exercise uses the course's "
+        "bm25_chinese.":
+            {"recall_10": lazyllm["recall@10"], "mrr_10": lazyllm["mrr@10"]},
+        "Recall is right but MRR@10 is far too low: your list is ranked worst first. Keep the "
+        "Retriever's order (highest score first).":
+            {"recall_10": worst_first["recall@10"], "mrr_10": worst_first["mrr@10"]},
+    }

@@ -12,19 +12,56 @@ from course_lib.rewriting import SubQuestionRetriever
 
 kb = load_cmrc2018_kb()
 doc = knowledge_base_document(kb)
-top2 = Retriever(doc, "paragraph", "bm25_chinese", topk=2)
-sub = SubQuestionRetriever(Retriever(doc, "paragraph", "bm25_chinese", topk=1), OfflineLLM())
+
+
+def bm25(topk):
+    return Retriever(doc, "paragraph", "bm25_chinese", topk=topk)
+
+
+def shares(plain, sub, pairs, both=True):
+    """For each retriever, the share of pairs whose glued question gets both gold
+    paragraphs back (with ``both=False``: at least one of them)."""
+    rule = all if both else any
+
+    def share(retrieve):
+        return sum(rule(gold in {n.text for n in retrieve(a.question + b.question)}
+                        for gold in (a.paragraph, b.paragraph)) for a, b in pairs) / len(pairs)
+
+    return share(plain), share(sub)
+
+
 pairs = [(kb.questions[i], kb.questions[i + 500]) for i in range(0, 100, 2)]
-plain_hits = sub_hits = 0
-for a, b in pairs:
-    question = a.question + b.question
-    plain = {n.text for n in top2(question)}
-    split = {n.text for n in sub(question)}
-    plain_hits += a.paragraph in plain and b.paragraph in plain
-    sub_hits += a.paragraph in split and b.paragraph in split
-plain_share, sub_share = plain_hits / len(pairs), sub_hits / len(pairs)
+plain_share, sub_share = shares(bm25(2), SubQuestionRetriever(bm25(1), OfflineLLM()), pairs)
 print(plain_share, sub_share)
 
 # %%
 # Splitting lets each need claim its own slot.
 assert sub_share > plain_share
+
+
+# %%
+def mistakes():
+    """Plausible wrong methods, each run for real: {hint: the answers it gives}."""
+    sub1 = SubQuestionRetriever(bm25(1), OfflineLLM())
+
+    def answers(plain, sub, pairs=pairs, both=True):
+        return dict(zip(("plain_share", "sub_share"), shares(plain, sub, pairs, both),
+                        strict=True))
+
+    return {
+        "Your plain BM25 returned 1 paragraph for two needs: let it return its top 2, as many "
+        "as the two sub-questions bring together.": answers(bm25(1), sub1),
+        "Each of your sub-questions retrieved 2 paragraphs (4 in all): give SubQuestionRetriever "
+        "a top-1 retriever, so both methods hand over 2 paragraphs.":
+            answers(bm25(2), SubQuestionRetriever(bm25(2), OfflineLLM())),
+        "You counted the pairs where either gold paragraph was retrieved; count only those "
+        "where both are.": answers(bm25(2), sub1, both=False),
+        "You glued neighbouring questions (i and i + 1), which often ask about the same "
+        "paragraph; glue kb.questions[i] with kb.questions[i + 500].":
+            answers(bm25(2), sub1, [(kb.questions[i], kb.questions[i + 1])
+                                    for i in range(0, 100, 2)]),
+        "You made 100 pairs (every i in range(100)); the exercise takes every second i, "
+        "range(0, 100, 2): 50 pairs.":
+            answers(bm25(2), sub1, [(kb.questions[i], kb.questions[i + 500])
+                                    for i in range(100)]),
+    }

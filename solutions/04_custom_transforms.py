@@ -11,29 +11,85 @@ import re
 from course_lib import NodeTransform, Retriever, evaluate, knowledge_base_document, load_cmrc2018_kb
 
 
-class SentenceWindows(NodeTransform):
-    def __init__(self, size=2, stride=1):
-        self.size, self.stride = size, stride
+def sentences_of(text):
+    return [s for s in re.split(r"(?<=[。！？])", text) if s.strip()]
+
+
+class SentencesInContext(NodeTransform):
+    """One unit per sentence of a paragraph, each after the paragraph's first sentence
+    (which stands alone)."""
 
     def transform(self, node):
-        sentences = [s for s in re.split(r"(?<=[。！？])", node.text) if s.strip()]
-        last_start = max(len(sentences) - self.size, 0)
-        return ["".join(sentences[i:i + self.size]) for i in range(0, last_start + 1, self.stride)]
+        first, *rest = sentences_of(node.text)
+        return [first] + [first + sentence for sentence in rest]
 
 
 kb = load_cmrc2018_kb()
-cmrc = knowledge_base_document(kb)
-recall_1 = {}
-for size in (2, 3):
-    cmrc.create_node_group(f"window{size}", parent="paragraph", transform=SentenceWindows,
-                           size=size)
-    small = Retriever(cmrc, f"window{size}", "bm25_chinese", topk=20)
-    result = evaluate(kb, lambda q, small=small: cmrc.find("paragraph")(small(q))[:5])
-    recall_1[size] = result["recall@1"]
-direct = evaluate(kb, "bm25-paragraph")["recall@1"]
-window3_recall_1 = recall_1[3]
-print(recall_1, "direct:", direct)
+
+
+def small_to_big(group, document, topk=20):
+    """As in the notebook: BM25 over ``group``, each hit replaced by its paragraph, the first
+    5 distinct paragraphs kept."""
+    small = Retriever(document, group, "bm25_chinese", topk=topk)
+
+    def retrieve(question):
+        return document.find("paragraph")(small(question))[:5]
+
+    return retrieve
+
+
+def measure(transform, topk=20, to_paragraphs=True):
+    """recall@1 and recall@5 of small-to-big retrieval through a group built by
+    ``transform`` under 'paragraph', on a fresh Document (so that this can run again)."""
+    document = knowledge_base_document(kb)
+    document.create_node_group("in_context", parent="paragraph", transform=transform)
+    pipeline = (small_to_big("in_context", document, topk) if to_paragraphs else
+                Retriever(document, "in_context", "bm25_chinese", topk=5))
+    result = evaluate(kb, pipeline)
+    return result["recall@1"], result["recall@5"]
+
+
+in_context_recall_1, in_context_recall_5 = measure(SentencesInContext)
+plain_sentences = measure(sentences_of)
+direct = evaluate(kb, "bm25-paragraph")
+print("sentences in context → paragraph", in_context_recall_1, in_context_recall_5)
+print("plain sentences → paragraph     ", *plain_sentences)
+print("paragraphs directly             ", direct["recall@1"], direct["recall@5"])
 
 # %%
-# Larger windows carry more of the question's words: closer to the whole paragraph.
-assert recall_1[2] < window3_recall_1 <= direct + 0.005
+# The first sentence names the paragraph's subject; with it, a sentence matches almost as well
+# as its whole paragraph at rank 1, and better than plain sentences.
+assert plain_sentences[0] < in_context_recall_1 <= direct["recall@1"]
+assert in_context_recall_5 > plain_sentences[1]
+
+
+# %%
+class FirstSentenceTwice(NodeTransform):
+    def transform(self, node):
+        first, *rest = sentences_of(node.text)
+        return [first + sentence for sentence in [first, *rest]]
+
+
+class AfterPreviousSentence(NodeTransform):
+    def transform(self, node):
+        sentences = sentences_of(node.text)
+        return sentences[:1] + [a + b for a, b in zip(sentences[:-1], sentences[1:], strict=True)]
+
+
+def mistakes():
+    """Plausible wrong methods, each run for real: {hint: the answers it gives}."""
+    names = ("in_context_recall_1", "in_context_recall_5")
+    return {hint: dict(zip(names, values, strict=True)) for hint, values in {
+        "These are plain sentences → paragraph: put the paragraph's first sentence in front "
+        "of every other sentence.": plain_sentences,
+        "You scored the sentence units themselves: they are far shorter than a paragraph, so "
+        "the hit rule fails. Hand back their paragraphs with document.find('paragraph').":
+            measure(SentencesInContext, to_paragraphs=False),
+        "You retrieved only 5 small units: several come from the same paragraph, so fewer "
+        "than 5 paragraphs remain. Retrieve 20, as small_to_big does, then keep 5.":
+            measure(SentencesInContext, topk=5),
+        "Your first unit holds the first sentence twice: let the first sentence stand alone.":
+            measure(FirstSentenceTwice),
+        "You put each sentence after the one before it (windows of two); the exercise puts "
+        "it after the paragraph's first sentence.": measure(AfterPreviousSentence),
+    }.items()}

@@ -2,6 +2,7 @@
 worked solution (the strict check cell of each generated solution notebook, run by nbval),
 and the solution notebooks are in sync with their sources."""
 
+import ast
 import importlib.util
 import re
 from pathlib import Path
@@ -58,3 +59,37 @@ def test_check_rejects_unknown_exercises_and_missing_answers():
         check("99", x=1)
     with pytest.raises(TypeError, match="missing mrr_10"):
         check("01", recall_10=None)
+
+
+@pytest.mark.parametrize("solution", sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py")),
+                         ids=lambda p: p.stem)
+def test_every_solution_names_plausible_wrong_methods(solution):
+    tree = ast.parse(solution.read_text(encoding="utf-8"))
+    assert any(isinstance(node, ast.FunctionDef) and node.name == "mistakes"
+               for node in tree.body), f"{solution.name} defines no mistakes()"
+
+
+def test_a_wrong_method_that_gives_the_right_numbers_is_reported(monkeypatch):
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": 0.995, "mrr_10": 0.9771})
+    monkeypatch.setitem(exercises._MISTAKES, "01", {
+        "You used k=5.": {"recall_10": 0.989},            # caught, with its own hint
+        "You used cosine.": {"recall_10": 0.995}})         # same numbers: not caught
+    assert "Hint: You used k=5." in check("01", recall_10=0.989, mrr_10=0.9771).message
+    assert "percentage" in check("01", recall_10=99.5, mrr_10=0.9771).message
+    with pytest.raises(AssertionError, match="You used cosine.*passes the check"):
+        exercises.check_mistakes("01")
+    monkeypatch.setitem(exercises._MISTAKES, "01", {})
+    with pytest.raises(AssertionError, match="defines no mistakes"):
+        exercises.check_mistakes("01")
+
+
+def test_an_answer_printed_in_the_notebook_is_reported(monkeypatch):
+    notebook = nbformat.read(next((ROOT / "notebooks").glob("01_*.ipynb")), as_version=4)
+    printed = next(float(x) for c in notebook.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []) for x in re.findall(r"\b0\.\d{3}\b",
+                                                                     o.get("text", "")))
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": printed, "mrr_10": 0.0})
+    with pytest.raises(AssertionError, match="already printed"):
+        exercises.check_not_given_away("01")
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": 0.123456, "mrr_10": 0.0})
+    exercises.check_not_given_away("01")
