@@ -160,8 +160,10 @@ def query_explorer(kb: Any, pipelines: tuple[str, ...] = (
                          widgets.HBox([topk, cut_off, use_cut]), output])
 
 
-def threshold_slider(sweep_rows: list[dict[str, float]], k: int = 5) -> Any:
-    """A slider over a cut-off sweep: moving it redraws the chart with the chosen point."""
+def threshold_slider(sweep_rows: list[dict[str, float]], k: int = 5,
+                     name: str | None = None) -> Any:
+    """A slider over a cut-off sweep: moving it redraws the chart with the chosen point.
+    ``name`` says what the cut-off is on (e.g. ``"cosine (USE)"``) in the chart's legend."""
     import ipywidgets as widgets
 
     from .plots import show, threshold_chart
@@ -176,7 +178,7 @@ def threshold_slider(sweep_rows: list[dict[str, float]], k: int = 5) -> Any:
         label.value = (f"cut-off {row['cut_off']:g}: recall@{k} {row[f'recall@{k}']:.3f}, "
                        f"context relevance@{k} {row[f'context_relevance@{k}']:.3f}, "
                        f"{row['mean_kept']:.2f} kept per question")
-        figure = threshold_chart({"sweep": sweep_rows}, k)
+        figure = threshold_chart(sweep_rows if name is None else {name: sweep_rows}, k)
         figure.add_scatter(x=[row[f"context_relevance@{k}"]], y=[row[f"recall@{k}"]],
                            mode="markers", name="chosen",
                            marker={"size": 20, "color": "red", "symbol": "circle-open"})
