@@ -18,10 +18,10 @@ from typing import Any
 
 from .datasets import KnowledgeBase, Question
 from .embeddings import expected_queries
-from .metrics import context_relevance, is_hit, mrr_at_k, recall_at_k
+from .metrics import context_relevance, is_hit, mrr_at_k, recall_at_k, split_sentences
 from .node import DocNode
 from .pipelines import build_pipeline
-from .ranking import passes
+from .ranking import round_score
 
 KS = (1, 3, 5)
 
@@ -81,8 +81,7 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
     if span_recall is not None:
         chunked = span_recall
     built = time.perf_counter()
-    with expected_queries([q.question for q in kb.questions]):  # dense models: one batch
-        rankings = [retrieve(q.question)[: max(ks)] for q in kb.questions]
+    rankings = [ranking[: max(ks)] for ranking in retrieve_all(kb, retrieve)]
     per_query_ms = (time.perf_counter() - built) * 1000 / max(len(kb.questions), 1)
     scores = score_rankings(kb.questions, rankings, kb.files if chunked else None, ks)
     return {"pipeline": name, "questions": len(kb.questions), "skipped": len(kb.skipped),
@@ -103,23 +102,61 @@ def format_result(result: dict[str, Any], ks: Sequence[int] = KS, timing: bool =
     return "\n".join(lines)
 
 
+def retrieve_all(kb: KnowledgeBase, retrieve: Callable[[str], list[DocNode]]
+                 ) -> list[list[DocNode]]:
+    """``retrieve(question)`` for every question of ``kb``, in order — the rankings that
+    :func:`score_rankings` and :func:`cut_off_sweep` read. A dense model embeds all the
+    questions in one batch (much faster than one question at a time)."""
+    with expected_queries([q.question for q in kb.questions]):
+        return [list(retrieve(q.question)) for q in kb.questions]
+
+
 def cut_off_sweep(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
                   thresholds: Sequence[float], k: int = 5) -> list[dict[str, float]]:
     """Recall@k and context relevance@k if only scores strictly above each threshold were kept.
 
     ``rankings`` are scored, best-first results retrieved once *without* a cut-off;
     applying the cut-off afterwards gives exactly what a retriever with that cut-off
-    returns, so a whole sweep costs one retrieval per question.
+    returns, so a whole sweep costs one retrieval per question. Each row holds
+    ``cut_off``, ``recall@k``, ``context_relevance@k`` (the numbers :func:`score_rankings`
+    gives for the kept nodes), ``mean_kept`` (nodes kept per question) and ``empty``
+    (the share of questions left with nothing — their context relevance counts as 0).
+
+    Whether each node hits and how many of its sentences are the gold paragraph's is
+    worked out once; each threshold then only counts.
     """
-    rows = []
+    if len(questions) != len(rankings):
+        raise ValueError(f"{len(questions)} questions but {len(rankings)} rankings")
+    if not questions:
+        raise ValueError("no questions to score")
+    # per question, per node of its top k: (score, hits?, gold sentences, sentences)
+    units = []
+    for question, ranking in zip(questions, rankings, strict=True):
+        gold = set(split_sentences([question.paragraph]))
+        rows = []
+        for node in ranking[:k]:
+            sentences = split_sentences([node.text])
+            score = None if node.score is None else round_score(node.score)
+            rows.append((score, is_hit(node.text, question.paragraph),
+                         sum(s in gold for s in sentences), len(sentences)))
+        units.append(rows)
+    sweep = []
     for threshold in thresholds:
-        kept = [[n for n in ranking[:k] if passes(n.score, threshold)]
-                for ranking in rankings]
-        scores = score_rankings(questions, kept, ks=(k,))
-        rows.append({"cut_off": threshold, f"recall@{k}": scores[f"recall@{k}"],
-                     f"context_relevance@{k}": scores[f"context_relevance@{k}"],
-                     "mean_kept": round(sum(len(r) for r in kept) / len(kept), 3)})
-    return rows
+        recall = relevance = 0.0
+        kept_total = empty = 0
+        cut = None if threshold is None else round_score(threshold)
+        for rows in units:  # kept: what ranking.passes keeps (scores compared rounded)
+            kept = [row for row in rows if cut is None or (row[0] is not None and row[0] > cut)]
+            recall += 1.0 if any(row[1] for row in kept) else 0.0
+            sentences = sum(row[3] for row in kept)
+            relevance += sum(row[2] for row in kept) / sentences if sentences else 0.0
+            kept_total += len(kept)
+            empty += not kept
+        n = len(units)
+        sweep.append({"cut_off": threshold, f"recall@{k}": round(recall / n, 4),
+                      f"context_relevance@{k}": round(relevance / n, 4),
+                      "mean_kept": round(kept_total / n, 3), "empty": round(empty / n, 4)})
+    return sweep
 
 
 def gold_rank(nodes: Sequence[DocNode], paragraph: str) -> int | None:

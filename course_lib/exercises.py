@@ -69,16 +69,20 @@ EXERCISES: dict[str, Exercise] = {
                    "cut_off_sweep(kb.questions, cosine_rankings, cut_offs); among the rows "
                    "whose recall@5 is at least 0.85, the one with the highest "
                    "context_relevance@5."),
-    "08": Exercise(("lexical_only_mrr_5",), "FeatureReranker(embedder=None) behind "
-                   "MultiRetriever(paragraph_paths(doc)) with rerank_after."),
+    "08": Exercise(("lexical_first", "gold_mean_score"), "lexical = FeatureReranker("
+                   "embedder=None); retrieve_all(kb, rerank_after(MultiRetriever("
+                   "paragraph_paths(doc)), Reranker(model=lexical, topk=5))); then, per "
+                   "question, rank = gold_rank(ranking, q.paragraph): count rank == 1, and "
+                   "average ranking[rank - 1].score where rank is not None."),
     "09": Exercise(("kept_answerable", "refused_unanswerable"), "for each sample question q: "
                    "best = offline_rag.reranker(candidates, query=q.question)[0], where the "
                    "candidates are offline_rag.retriever(q.question) — for the second share "
                    "without those whose metadata['file_name'] == q.file_name; the rule answers "
                    "when term_coverage(q.question, best.text) >= MIN_COVERAGE."),
-    "10": Exercise(("char_summary_recall_1", "char_summary_recall_5"), "summary_document(kb), "
-                   "Retriever(doc, 'summary', 'bm25_char', topk=5), small_to_big(retriever, doc), "
-                   "then evaluate(kb, ...) and read recall@1 and recall@5."),
+    "10": Exercise(("char_summary_recall_1", "char_summary_recall_5"), "summaries = "
+                   "summary_document(kb); Retriever(summaries, 'summary', 'bm25_char', topk=5); "
+                   "small_to_big(retriever, summaries); then evaluate(kb, ...) and read recall@1 "
+                   "and recall@5."),
     "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), "for each question, the "
                    "neighbours that DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) "
                    "shares with backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search "

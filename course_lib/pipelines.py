@@ -235,7 +235,7 @@ def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | Non
     characters) and coarse-chunk cosine in parallel, union, offline reranker, plus a
     QA-pair path (offline cloze pairs) that bypasses the reranker; then ``llm`` answers
     (default: the configured model, or the offline stand-in). ``score_cut_off`` drops
-    candidates the reranker does not rate clearly above the pool (see notebook 07)."""
+    candidates the reranker does not rate clearly above the pool (see notebook 08)."""
     from .llm import OfflineLLM, get_llm
     from .llm_groups import LLMParser
     from .rag import MultiPathRAG

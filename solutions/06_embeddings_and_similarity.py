@@ -6,18 +6,61 @@ Cells are separated by `# %%` lines.
 """
 
 # %%
-from course_lib import Document, Retriever, evaluate, load_cmrc2018_kb, split_paragraphs
-from course_lib.embeddings import CharNgramSparseEmbedder
+from course_lib import Document, Retriever, load_cmrc2018_kb, split_paragraphs
+from course_lib.embeddings import CharNgramSparseEmbedder, default_embedder
+from course_lib.evaluation import retrieve_all
+from course_lib.pipelines import knowledge_base_document
 
 kb = load_cmrc2018_kb()
-multi = Document(texts=kb.files, embed={"sparse": CharNgramSparseEmbedder()})
-multi.create_node_group("paragraph", transform=split_paragraphs)
-result = evaluate(kb, Retriever(multi, "paragraph", "dot", topk=5, embed_keys=["sparse"]))
-sparse_dot_recall_1 = result["recall@1"]
-char_bm25 = evaluate(kb, "bm25-char-paragraph")
-print(sparse_dot_recall_1, char_bm25["recall@1"])
+sparse = Document(texts=kb.files, embed={"sparse": CharNgramSparseEmbedder()})
+sparse.create_node_group("paragraph", transform=split_paragraphs)
+cmrc = knowledge_base_document(kb)
+chars_first = [r[0] for r in retrieve_all(kb, Retriever(cmrc, "paragraph", "bm25_char", topk=1))]
+
+
+def compare(retriever, reference=chars_first):
+    """(same first paragraph share, mean first score, largest first-score gap) against
+    the reference's first paragraphs."""
+    firsts = [r[0] for r in retrieve_all(kb, retriever)]
+    same = sum(a.text == b.text for a, b in zip(firsts, reference, strict=True)) / len(firsts)
+    mean = sum(a.score for a in firsts) / len(firsts)
+    gap = max(abs(a.score - b.score) for a, b in zip(firsts, reference, strict=True))
+    return same, mean, gap
+
+
+dot = Retriever(sparse, "paragraph", "dot", topk=1, embed_keys=["sparse"])
+same_first_share, mean_first_score, largest_score_gap = compare(dot)
+print(same_first_share, mean_first_score, largest_score_gap)
 
 # %%
-# Same formula, same ranking: the dot product of these sparse vectors is BM25.
-assert sparse_dot_recall_1 == char_bm25["recall@1"]
-assert result["mrr@5"] == char_bm25["mrr@5"]
+# Same formula, same numbers: every question gets the same first paragraph with the same
+# score, so the sparse dot product *is* BM25 on characters.
+assert same_first_share == 1.0 and largest_score_gap < 1e-6
+assert mean_first_score > 1.0  # a BM25 scale, not a cosine
+
+
+# %%
+def mistakes():
+    """Plausible wrong methods, each run for real: {hint: the answers it gives}."""
+    def answers(values):
+        return dict(zip(("same_first_share", "mean_first_score", "largest_score_gap"), values,
+                        strict=True))
+
+    multi = Document(texts=kb.files, embed={"dense": default_embedder(),
+                                            "sparse": CharNgramSparseEmbedder()})
+    multi.create_node_group("paragraph", transform=split_paragraphs)
+    cosine = compare(Retriever(multi, "paragraph", "cosine", topk=1, embed_keys=["sparse"]))
+    fused = compare(Retriever(multi, "paragraph", "dot", topk=1))
+    words_first = [r[0] for r in retrieve_all(kb, Retriever(cmrc, "paragraph", "bm25_chinese",
+                                                            topk=1))]
+    words = compare(dot, reference=words_first)
+    return {
+        "Your scores are below 1: similarity='cosine' divides by the vectors' lengths. The "
+        "exercise asks for the plain dot product, similarity='dot'.": answers(cosine),
+        "Your scores are sums of 1/(60 + rank): without embed_keys=['sparse'] the retriever "
+        "fuses the dense and the sparse key by reciprocal rank. Pass embed_keys=['sparse'].":
+            answers(fused),
+        "You compared with BM25 on jieba words (bm25_chinese); the sparse embedder's terms "
+        "are character n-grams: compare with bm25_char.":
+            {"same_first_share": words[0], "largest_score_gap": words[2]},
+    }

@@ -6,20 +6,44 @@ Cells are separated by `# %%` lines.
 """
 
 # %%
-from course_lib import load_cmrc2018_kb
-from course_lib.evaluation import cut_off_sweep
-from course_lib.pipelines import build_pipeline
+from course_lib import Retriever, knowledge_base_document, load_cmrc2018_kb
+from course_lib.evaluation import cut_off_sweep, retrieve_all
 
 kb = load_cmrc2018_kb()
-multipath = build_pipeline("multipath-rerank", kb).retrieve
-rerank_rankings = [multipath(q.question) for q in kb.questions]
-thresholds = [round(0.1 * i, 1) for i in range(31)]
-sweep = cut_off_sweep(kb.questions, rerank_rankings, thresholds)
-first = next(row for row in sweep if row["context_relevance@5"] >= 0.9)
-smallest_cut_off, recall_at_that_cut_off = first["cut_off"], first["recall@5"]
-print(smallest_cut_off, recall_at_that_cut_off, first["context_relevance@5"])
+doc = knowledge_base_document(kb, embed=True)
+cosine_rankings = retrieve_all(kb, Retriever(doc, "paragraph", "cosine", topk=5))
+cut_offs = [round(0.01 * i, 2) for i in range(51)]  # 0.00, 0.01, …, 0.50
+sweep = cut_off_sweep(kb.questions, cosine_rankings, cut_offs)
+allowed = [row for row in sweep if row["recall@5"] >= 0.85]
+best = max(allowed, key=lambda row: row["context_relevance@5"])
+best_cut_off, recall_at_best, relevance_at_best = (best["cut_off"], best["recall@5"],
+                                                   best["context_relevance@5"])
+print(best_cut_off, recall_at_best, relevance_at_best)
 
 # %%
-# Every smaller cut-off falls short of 0.9, and recall is still high at this one.
-assert all(row["context_relevance@5"] < 0.9 for row in sweep if row["cut_off"] < smallest_cut_off)
-assert recall_at_that_cut_off >= 0.95
+# Recall never rises with the cut-off, and context relevance rises until 0.3, so the
+# best cut-off under the rule is the last one that still keeps recall@5 at 0.85: the
+# next step up would give more relevance but break the rule.
+following = sweep[sweep.index(best) + 1]
+assert following["recall@5"] < 0.85 < recall_at_best
+assert following["context_relevance@5"] > relevance_at_best
+
+
+# %%
+def mistakes():
+    """What plausible wrong methods answer (cut-off, recall@5, context relevance@5)."""
+    def answers(row):
+        return {"best_cut_off": row["cut_off"], "recall_at_best": row["recall@5"],
+                "relevance_at_best": row["context_relevance@5"]}
+
+    coarse = [row for row in allowed if round(row["cut_off"] * 100) % 5 == 0]
+    overall = max(sweep, key=lambda row: row["context_relevance@5"])
+    return {
+        "You searched a coarse grid (steps of 0.05): step through every 0.01 from 0.00 to "
+        "0.50 — a cut-off between two grid points can keep recall@5 ≥ 0.85 with more "
+        "relevance.": answers(max(coarse, key=lambda row: row["context_relevance@5"])),
+        "That is the first cut-off whose recall@5 falls below 0.85; the rule needs "
+        "recall@5 ≥ 0.85, so take the last one that still reaches it.": answers(following),
+        "That is the best context relevance with no rule at all; keep only the rows whose "
+        "recall@5 is at least 0.85, then take the most relevant.": answers(overall),
+    }
