@@ -8,7 +8,7 @@ from course_lib import Document, Retriever
 from course_lib.fusion import reciprocal_rank_fusion
 from course_lib.node import DocNode
 from course_lib.offline_llm import extractive_answer, textrank_summary
-from course_lib.ranking import SCORE_DECIMALS, best_first, passes, rounded, top_k
+from course_lib.ranking import SCORE_DECIMALS, best_first, passes, round_score, rounded, top_k
 from course_lib.rerank import Reranker
 from course_lib.similarity import SIMILARITIES, register_similarity
 
@@ -84,3 +84,10 @@ def test_fusion_and_answers_break_ties_by_discovery_order():
     fused = reciprocal_rank_fusion([[a, b], [b, a], [c]])
     assert [n.uid for n in fused] == ["a", "b", "c"]  # a and b tie: a was seen first
     assert extractive_answer("长城", ["长城在北京。长城很长。"]) == "长城在北京。"
+
+
+def test_one_score_rounds_exactly_like_an_array_of_them():
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.normal(0, 30, 5000), rng.integers(-10**6, 10**6, 500) / 10**6
+                             + 5e-7, [np.inf, -np.inf, 0.0, -0.0]])
+    assert [round_score(v) for v in values] == rounded(values).tolist()
