@@ -64,6 +64,8 @@ def knowledge_base_document(kb: KnowledgeBase, embed: bool | str = False) -> Doc
     ``embed=True`` attaches the offline default embedder (multilingual-e5-small) under
     the key ``"e5"``; ``embed="use"`` attaches USE multilingual under ``"use"`` instead.
     """
+    if embed not in (False, True, "e5", "use"):
+        raise ValueError(f"embed must be False, True (e5), 'e5' or 'use', got {embed!r}")
     embedders = None
     if embed:
         from .embeddings import default_embedder

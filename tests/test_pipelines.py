@@ -12,20 +12,30 @@ from course_lib.pipelines import PIPELINES
 
 @pytest.fixture(scope="module")
 def results(cmrc_kb):
-    names = ["bm25-char-paragraph", "cosine-paragraph", "cosine-paragraph-cutoff",
-             "hybrid-rrf", "bm25-paragraph-rerank", "multipath-rerank",
-             "multipath-rerank-cutoff"]
+    names = ["bm25-char-paragraph", "cosine-paragraph", "cosine-paragraph-use",
+             "cosine-paragraph-cutoff", "hybrid-rrf", "bm25-paragraph-rerank",
+             "multipath-rerank", "multipath-rerank-cutoff", "bm25-summary-to-paragraph",
+             "cosine-summary-to-paragraph"]
     return {name: evaluate(cmrc_kb, name) for name in names}
 
 
 def test_multipath_rerank_meets_its_targets(results):
     best = results["multipath-rerank"]
-    assert best["recall@1"] >= 0.98 and best["recall@5"] >= 0.995 and best["mrr@5"] >= 0.988
+    assert best["recall@1"] >= 0.985 and best["recall@5"] >= 0.997 and best["mrr@5"] >= 0.991
+
+
+def test_e5_is_a_retrieval_model_level_with_the_chapters_bge(results):
+    e5, use = results["cosine-paragraph"], results["cosine-paragraph-use"]
+    assert e5["recall@1"] >= 0.93 and e5["recall@5"] >= 0.975
+    assert e5["recall@1"] > use["recall@1"] + 0.1  # a general sentence encoder is far behind
+    # Through summaries, cosine beats BM25 at recall@5, as in the chapter.
+    assert results["cosine-summary-to-paragraph"]["recall@5"] >= \
+        results["bm25-summary-to-paragraph"]["recall@5"]
 
 
 def test_a_cut_off_setting_keeps_recall_and_raises_relevance(results):
     cut = results["multipath-rerank-cutoff"]
-    assert cut["context_relevance@5"] >= 0.87 and cut["recall@5"] >= 0.90
+    assert cut["context_relevance@5"] >= 0.87 and cut["recall@5"] >= 0.95
     # The cut-off trades a little recall for far less noise.
     assert cut["recall@5"] <= results["multipath-rerank"]["recall@5"]
     assert cut["context_relevance@5"] > 4 * results["multipath-rerank"]["context_relevance@5"]
@@ -66,3 +76,12 @@ def test_every_pipeline_runs_on_other_squad_data(tmp_path, name):
     assert result["questions"] == 14
     if name.startswith(("multipath", "bm25-char", "bm25-paragraph")):
         assert result["recall@5"] >= 0.9, result
+
+
+def test_knowledge_base_document_names_its_embed_argument(cmrc_kb):
+    from course_lib import knowledge_base_document
+
+    assert sorted(knowledge_base_document(cmrc_kb, embed="use").embed) == ["use"]
+    assert sorted(knowledge_base_document(cmrc_kb, embed=True).embed) == ["e5"]
+    with pytest.raises(ValueError, match=r"embed must be False, True \(e5\), 'e5' or 'use'"):
+        knowledge_base_document(cmrc_kb, embed="bge")
