@@ -138,7 +138,7 @@ class FeatureReranker:
     ``bm25_chars``      BM25 of c for q's character unigrams + bigrams
     ``term_coverage``   share of q's words found in c, each word weighted by its idf
     ``bigram_overlap``  share of q's character bigrams found in c
-    ``dense``           cosine of q and c (USE multilingual, offline)
+    ``dense``           cosine of q and c (multilingual-e5-small, offline)
     ``best_sentence``   cosine of q and c's best-matching sentence
 
     A z-score says how far a candidate stands above the others on a feature, in units

@@ -68,3 +68,14 @@ def test_empty_candidates_still_answer():
     rag = MultiPathRAG({"none": lambda q: []}, llm=OfflineLLM())
     assert rag.ask("任何问题？").answer == "资料中没有找到答案"
     assert DocNode("x").found_by == {}
+
+
+def test_chapter_rag_embeds_with_e5(cmrc_kb):
+    from course_lib.pipelines import chapter_rag
+
+    rag = chapter_rag(cmrc_kb, llm=OfflineLLM())
+    cosine = rag.retriever.paths["coarse chunks, cosine"]
+    assert cosine.group_name == "CoarseChunk" and cosine.similarity.name == "cosine"
+    assert {key: e.name for key, e in cosine.doc.embed.items()} == \
+        {"e5": "multilingual-e5-small-q4"}
+    assert rag.reranker.scorer.embedder.name == "multilingual-e5-small-q4"

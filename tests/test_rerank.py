@@ -186,3 +186,44 @@ def test_rerank_endpoint_against_a_local_standin():
         server.close()
     with pytest.raises(ValueError, match="COURSE_RERANK_BASE_URL"):
         RerankEndpoint()
+
+
+class SidedEmbedder:
+    """Records which side embedded each text: queries through ``embed_query``, passages
+    through the call. Passages mentioning 茶 point one way, the others another."""
+
+    name, dim = "sided", 2
+
+    def __init__(self):
+        self.queries, self.passages = [], []
+
+    def __call__(self, texts):
+        self.passages.extend(texts)
+        return np.array([[1.0, 0.0] if "茶" in t else [0.0, 1.0] for t in texts])
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        return np.array([1.0, 0.0])
+
+
+def test_dense_features_embed_the_query_as_a_query_and_candidates_as_passages():
+    # e5 was trained with "query: " / "passage: " prefixes: the question must go through
+    # embed_query, the candidates and their sentences through the passage side.
+    embedder = SidedEmbedder()
+    features = FeatureReranker(embedder=embedder)
+    texts = ["龙井是绿茶。普洱是黑茶。", "长城很长。"]
+    values = features.features("普洱属于哪一类？", texts)
+    assert embedder.queries == ["普洱属于哪一类？"]
+    assert "普洱属于哪一类？" not in embedder.passages
+    assert set(embedder.passages) == {*texts, "龙井是绿茶。", "普洱是黑茶。"}
+    np.testing.assert_allclose(values["dense"], [1.0, 0.0])
+    np.testing.assert_allclose(values["best_sentence"], [1.0, 0.0])
+    features.prepare(texts)  # ahead of the first query: passages only
+    assert embedder.queries == ["普洱属于哪一类？"]
+
+
+def test_default_feature_reranker_uses_the_offline_e5():
+    from course_lib.embeddings import default_embedder
+
+    assert FeatureReranker().embedder is default_embedder()
+    assert default_embedder().name == "multilingual-e5-small-q4"
