@@ -483,6 +483,18 @@ class CachedEmbedder(Embedder):
                 return self._unsaved_queries[key]
         return memory[key]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries' vectors (the inner model's query side), cached on disk."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        memory = self._load()
+        keys = [_QUERY_PREFIX + text_hash(t) for t in texts]
+        by_key = dict(zip(keys, texts, strict=True))
+        self._fill({k: by_key[k] for k in keys if k not in memory}, self.inner.embed_queries,
+                   f"embedding queries with {self.name}")
+        return np.vstack([memory[k] for k in keys])
+
     def _fill(self, missing: dict[str, str], embed: Any, description: str) -> None:
         """Embed ``missing`` ({key: text}) in batches into memory, then save the cache —
         also when interrupted, so the batches already done are not lost."""

@@ -280,3 +280,24 @@ def test_e5_on_a_cpu_without_avx2_fails_clearly_instead_of_crashing(tmp_path, mo
     with pytest.raises(EmbeddingModelUnavailable,
                        match=r"lacks \['avx2'\].*default_embedder\('use'\)"):
         E5Embedder()
+
+
+def test_cached_queries_are_embedded_on_the_query_side(tmp_path):
+    class Sides(Embedder):
+        name, dim = "sides", 2
+
+        def _embed(self, texts):
+            return np.array([[len(t), 0.0] for t in texts], dtype=np.float32)
+
+        def embed_query(self, text):
+            return self.embed_queries([text])[0]
+
+        def embed_queries(self, texts):
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    cached = CachedEmbedder(Sides(), cache_dir=tmp_path)
+    assert cached.embed_queries(["ab", "c"]).tolist() == [[2.0, 1.0], [1.0, 1.0]]
+    assert cached(["ab"]).tolist() == [[2.0, 0.0]]  # the passage side, cached apart
+    again = CachedEmbedder(Sides(), cache_dir=tmp_path)
+    assert again.embed_queries(["c"]).tolist() == [[1.0, 1.0]]
+    assert again.embed_queries([]).shape == (0, 2)
