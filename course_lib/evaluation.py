@@ -166,3 +166,74 @@ def gold_rank(nodes: Sequence[DocNode], paragraph: str) -> int | None:
     2
     """
     return next((rank for rank, node in enumerate(nodes, start=1) if node.text == paragraph), None)
+
+
+def hit_ranks(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]]
+              ) -> list[int | None]:
+    """Per question, the 1-based rank of the first node that *hits* its gold paragraph
+    (the rule recall@k counts, :func:`course_lib.metrics.is_hit`); ``None`` if none does.
+
+    >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")
+    >>> hit_ranks([q, q], [[DocNode("北京是首都。"), DocNode("长城东起山海关。")], []])
+    [2, None]
+    """
+    if len(questions) != len(rankings):
+        raise ValueError(f"{len(questions)} questions but {len(rankings)} rankings")
+    return [next((rank for rank, node in enumerate(ranking, start=1)
+                  if is_hit(node.text, question.paragraph)), None)
+            for question, ranking in zip(questions, rankings, strict=True)]
+
+
+def head_to_head(questions: Sequence[Question],
+                 rankings: dict[str, Sequence[Sequence[DocNode]]], k: int = 1
+                 ) -> dict[str, list[int]]:
+    """Which of two rankings finds each question's gold paragraph in its top ``k``.
+
+    ``rankings`` maps two names (say "BM25" and "e5") to one ranking per question. The
+    result maps ``"both"``, ``"only <first>"``, ``"only <second>"`` and ``"neither"`` to
+    the indices of the questions in that case; the four lists share out all questions,
+    so ``len(both) + len(only first)`` over the number of questions is the first
+    ranking's recall@k.
+
+    >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")
+    >>> gold, other = DocNode("长城东起山海关。"), DocNode("北京是首都。")
+    >>> head_to_head([q, q, q], {"a": [[gold], [gold], [other]], "b": [[gold], [other], [other]]})
+    {'both': [0], 'only a': [1], 'only b': [], 'neither': [2]}
+    """
+    if len(rankings) != 2:
+        raise ValueError(f"head_to_head compares two rankings, got {len(rankings)}")
+    (first, first_rankings), (second, second_rankings) = rankings.items()
+    if first == second:
+        raise ValueError("give the two rankings different names")
+    cases: dict[str, list[int]] = {"both": [], f"only {first}": [], f"only {second}": [],
+                                   "neither": []}
+    ranks = zip(hit_ranks(questions, first_rankings), hit_ranks(questions, second_rankings),
+                strict=True)
+    for index, (a, b) in enumerate(ranks):
+        a_found, b_found = a is not None and a <= k, b is not None and b <= k
+        case = ("both" if a_found and b_found else f"only {first}" if a_found
+                else f"only {second}" if b_found else "neither")
+        cases[case].append(index)
+    return cases
+
+
+def scores_by_hit(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
+                  k: int = 5) -> dict[str, list[float]]:
+    """The scores of the top ``k`` nodes, split into those that hit the question's gold
+    paragraph and all the others — what a score cut-off has to tell apart.
+
+    >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")
+    >>> ranking = [DocNode("长城东起山海关。", score=0.9), DocNode("北京是首都。", score=0.8)]
+    >>> scores_by_hit([q], [ranking])
+    {'gold paragraph': [0.9], 'other paragraphs': [0.8]}
+    """
+    if len(questions) != len(rankings):
+        raise ValueError(f"{len(questions)} questions but {len(rankings)} rankings")
+    split: dict[str, list[float]] = {"gold paragraph": [], "other paragraphs": []}
+    for question, ranking in zip(questions, rankings, strict=True):
+        for node in ranking[:k]:
+            if node.score is not None:
+                key = "gold paragraph" if is_hit(node.text, question.paragraph) else \
+                    "other paragraphs"
+                split[key].append(node.score)
+    return split

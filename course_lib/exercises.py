@@ -66,9 +66,9 @@ EXERCISES: dict[str, Exercise] = {
                    "q, compare dot(q.question)[0] with chars(q.question)[0]: same text? their "
                    ".score values?"),
     "07": Exercise(("best_cut_off", "recall_at_best", "relevance_at_best"), "sweep = "
-                   "cut_off_sweep(kb.questions, cosine_rankings, cut_offs); among the rows "
-                   "whose recall@5 is at least 0.85, the one with the highest "
-                   "context_relevance@5."),
+                   "cut_off_sweep(kb.questions, cosine_rankings, cut_offs) over the 0.001 grid "
+                   "of the cell; among the rows whose recall@5 is at least 0.90, the one with "
+                   "the highest context_relevance@5."),
     "08": Exercise(("lexical_first", "gold_mean_score"), "lexical = FeatureReranker("
                    "embedder=None); retrieve_all(kb, rerank_after(MultiRetriever("
                    "paragraph_paths(doc)), Reranker(model=lexical, topk=5))); then, per "
@@ -83,10 +83,11 @@ EXERCISES: dict[str, Exercise] = {
                    "summary_document(kb); Retriever(summaries, 'summary', 'bm25_char', topk=5); "
                    "small_to_big(retriever, summaries); then evaluate(kb, ...) and read recall@1 "
                    "and recall@5."),
-    "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), "for each question, the "
-                   "neighbours that DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) "
-                   "shares with backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search "
-                   "10, 20, 32, 64, 128."),
+    "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), "questions embedded with "
+                   "default_embedder().embed_queries(...); for each, the neighbours that "
+                   "DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) shares with "
+                   "backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search 10, 20, 32, "
+                   "64, 128."),
 }
 
 _STRICT: list[bool] = [False]

@@ -332,6 +332,71 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
     return figure
 
 
+def score_histograms(panels: dict[str, dict[str, Sequence[float]]],
+                     lines: dict[str, dict[str, float]] | None = None, bin_size: float = 0.01,
+                     x_range: tuple[float, float] = (0.0, 1.0),
+                     title: str = "Scores of the gold paragraph and of the other paragraphs"
+                     ) -> Any:
+    """Overlaid histograms of scores: one panel (row) per model, all on one x axis, so
+    that where each model puts its scores can be compared at a glance.
+
+    ``panels`` maps a model (e.g. "cosine (e5)") to groups of scores, e.g. the "gold
+    paragraph" and "other paragraphs" of :func:`course_lib.evaluation.scores_by_hit`.
+    Each group is drawn as the share of *its own* scores per bin (percent), so a group of
+    1,000 and one of 4,000 compare (their sizes are in the panel's title); the first group
+    of each panel is highlighted.
+    ``lines`` marks values on a panel, e.g. cut-offs: ``{model: {label: value}}``.
+
+    >>> figure = score_histograms({"m": {"gold": [0.9, 0.92], "other": [0.85]}},
+    ...                           lines={"m": {"cut-off 0.88": 0.88}})
+    >>> [trace.name for trace in figure.data], figure.layout.annotations[-1].text
+    (['gold', 'other'], 'cut-off 0.88')
+    """
+    from plotly.subplots import make_subplots
+
+    if not panels:
+        raise ValueError("panels is empty: give at least one model's scores")
+    lines = lines or {}
+    colours = (HIGHLIGHT, PLAIN, MUTED)
+    names = list(panels)
+    titles = [_clean(f"{name}: " + ", ".join(f"{group} {len(scores):,}" for group, scores
+                                           in panels[name].items())) for name in names]
+    figure = make_subplots(rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.1,
+                           subplot_titles=titles)
+    figure.update_layout(template="plotly_white", width=820, height=140 + 210 * len(names),
+                         barmode="overlay", bargap=0.05,
+                         title={"text": _clean(title), "subtitle": {"text": _clean(
+                             f"one panel per model, same x axis; each colour: the share of its "
+                             f"own scores in each {bin_size:g}-wide bin")}},
+                         margin={"l": 70, "r": 30, "t": 110, "b": 100},
+                         legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.12,
+                                 "yanchor": "top"})
+    shown: set[str] = set()  # one legend entry per group name
+    for row, name in enumerate(names, start=1):
+        for i, (group, scores) in enumerate(panels[name].items()):
+            colour = colours[i % len(colours)]
+            figure.add_histogram(x=list(scores), histnorm="percent", name=_clean(group),
+                                 showlegend=group not in shown, legendgroup=group,
+                                 xbins={"start": x_range[0], "end": x_range[1], "size": bin_size},
+                                 marker={"color": colour}, opacity=0.65,
+                                 hovertemplate=f"{_clean(group)}: %{{y:.1f}}% of its scores "
+                                               "in %{x}<extra>" + _clean(name) + "</extra>",
+                                 row=row, col=1)
+            shown.add(group)
+        figure.update_yaxes(title_text="% of the group", row=row, col=1)
+        for j, (label, value) in enumerate(lines.get(name, {}).items()):
+            figure.add_vline(x=value, line={"dash": "dash", "color": "black", "width": 1.2},
+                             row=row, col=1)
+            axis = "y" if row == 1 else f"y{row}"
+            figure.add_annotation(x=value, y=1 - 0.14 * j, xref="x" if row == 1 else f"x{row}",
+                                  yref=f"{axis} domain", text=_clean(label), showarrow=False,
+                                  xanchor="left", xshift=4, yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.8)")
+    figure.update_xaxes(range=list(x_range), dtick=_step(x_range[1] - x_range[0], 10))
+    figure.update_xaxes(title_text="score", row=len(names), col=1)
+    return figure
+
+
 def rank_shift_chart(before: Sequence[int | None], after: Sequence[int | None],
                      worst: int = 21, limit: int | None = None) -> Any:
     """Slope chart: the gold paragraph's rank before → after reranking, for the questions

@@ -82,12 +82,35 @@ def test_threshold_labels_do_not_overlap():
     assert not any(plots._overlaps(a, [b]) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
+def test_score_histograms_one_panel_per_model_on_one_axis():
+    panels = {"cosine (e5)": {"gold paragraph": [0.9, 0.91, 0.93], "other paragraphs": [0.85] * 4},
+              "cosine (USE)": {"gold paragraph": [0.4, 0.5], "other paragraphs": [0.2, 0.3]}}
+    lines = {"cosine (e5)": {"measured 0.88": 0.88},
+             "cosine (USE)": {"measured 0.3": 0.3, "chapter 0.4": 0.4}}
+    figure = plots.score_histograms(panels, lines=lines)
+    assert len(figure.data) == 4 and {t.histnorm for t in figure.data} == {"percent"}
+    assert [t.xaxis for t in figure.data] == ["x", "x", "x2", "x2"]  # a row per model
+    assert list(figure.data[0].x) == [0.9, 0.91, 0.93]  # the numbers it was given
+    assert figure.data[0].marker.color == plots.HIGHLIGHT  # the gold paragraph stands out
+    assert [t.showlegend for t in figure.data] == [True, True, False, False]  # legend once
+    assert figure.layout.xaxis2.matches == "x" or figure.layout.xaxis.matches == "x2"
+    assert list(figure.layout.xaxis.range) == [0.0, 1.0] and figure.data[0].xbins.size == 0.01
+    titles = [a.text for a in figure.layout.annotations]
+    assert "cosine (e5): gold paragraph 3, other paragraphs 4" in titles  # group sizes
+    assert {"measured 0.88", "measured 0.3", "chapter 0.4"} <= set(titles)
+    assert sum(shape.type == "line" for shape in figure.layout.shapes) == 3
+    with pytest.raises(ValueError, match="empty"):
+        plots.score_histograms({})
+
+
 def test_titles_carry_no_backticks():
     rows = [{"cut_off": 0.0, "recall@5": 0.99, "context_relevance@5": 0.2, "mean_kept": 5}]
     figures = [plots.comparison_chart({"`a`": _scores(0.9)}),
                plots.threshold_chart({"`cosine`": rows}, chapter_label="`chapter`"),
                plots.rank_shift_chart([2], [1]), plots.path_overlap_chart([["a"]], 1),
-               plots.embedding_map(np.eye(3), ["`x`", "y", "y"])]
+               plots.embedding_map(np.eye(3), ["`x`", "y", "y"]),
+               plots.score_histograms({"`e5`": {"`gold`": [0.9]}}, lines={"`e5`": {"`c`": 0.8}},
+                                      title="`scores`")]
     for figure in figures:
         assert not any("`" in text for text in _titles(figure)), _titles(figure)
 
