@@ -261,7 +261,7 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
                     chapter_label: str = "reference chapter: bge cosine > 0.4") -> Any:
     """Recall@k against context relevance@k, one point per cut-off (its value beside it).
 
-    ``sweeps`` maps the name of the score each cut-off applies to (e.g. "cosine (USE)")
+    ``sweeps`` maps the name of the score each cut-off applies to (e.g. "cosine (e5)")
     to the rows of :func:`course_lib.evaluation.cut_off_sweep`; a bare list of rows is one
     unnamed curve. Labels that would overlap are moved around their point, or left out
     (hover shows every point); points that coincide share one label ("0–0.1").
