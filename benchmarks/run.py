@@ -49,7 +49,7 @@ def word_frequencies() -> Counter[str]:
     """jieba words of CMRC 2018 (or of the sample corpus when CMRC is not available)."""
     from course_lib import load_cmrc2018_kb, load_sample
     from course_lib.datasets import DatasetUnavailableError
-    from course_lib.tokenize import chinese_tokens
+    from course_lib.text_tokens import chinese_tokens
 
     try:
         texts = load_cmrc2018_kb().paragraphs

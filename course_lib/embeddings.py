@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from .tokenize import char_ngrams
+from .text_tokens import char_ngrams
 
 OFFLINE_HINT = ("Offline? Use the default E5Embedder() or USEEmbedder() (both shipped inside "
                 "PyPI packages), or pass the path of a model folder that is on this machine.")

@@ -30,7 +30,7 @@ import jieba.analyse
 import numpy as np
 
 from .ranking import best_first
-from .tokenize import char_ngrams, chinese_tokens
+from .text_tokens import char_ngrams, chinese_tokens
 
 jieba.setLogLevel(logging.WARNING)
 _SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")

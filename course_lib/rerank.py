@@ -35,7 +35,7 @@ import numpy as np
 from .node import DocNode
 from .ranking import best_first, passes, round_score
 from .retriever import validate_query, validate_topk
-from .tokenize import char_ngrams, chinese_tokens, english_tokens
+from .text_tokens import char_ngrams, chinese_tokens, english_tokens
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
 OUTPUT_FORMATS = (None, "content", "dict")

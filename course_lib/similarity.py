@@ -25,7 +25,7 @@ import numpy as np
 
 from .bm25 import BM25Index
 from .node import DocNode
-from .tokenize import char_ngrams, chinese_tokens, english_tokens, lazyllm_chinese_tokens
+from .text_tokens import char_ngrams, chinese_tokens, english_tokens, lazyllm_chinese_tokens
 from .vectors import DenseVectors, SparseVectors, is_sparse_batch
 
 MODES = ("text", "embedding")

@@ -8,7 +8,7 @@ from rank_bm25 import BM25Okapi
 from course_lib.bm25 import BM25Index, idf_of
 from course_lib.datasets import load_sample
 from course_lib.text_splitter import split_paragraphs
-from course_lib.tokenize import chinese_tokens, english_tokens
+from course_lib.text_tokens import chinese_tokens, english_tokens
 
 
 def random_corpus(seed, n_docs=200, vocab=300):
@@ -74,3 +74,20 @@ def test_unknown_query_terms_score_zero_and_bad_parameters_fail():
         BM25Index([["a"]], idf="tfidf")
     with pytest.raises(ValueError, match="b must be"):
         BM25Index([["a"]], b=2)
+
+
+def test_no_module_shadows_the_standard_library():
+    """Python started inside course_lib/ puts that folder first on sys.path: a module
+    named like a standard one (it was ``tokenize.py``) then breaks ``import numpy.ma``."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import course_lib
+
+    folder = Path(course_lib.__file__).parent
+    shadowing = sorted(p.stem for p in folder.glob("*.py") if p.stem in sys.stdlib_module_names)
+    assert shadowing == []
+    run = subprocess.run([sys.executable, "-c", "import numpy.ma"], cwd=folder,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr

@@ -137,7 +137,7 @@ def test_sentence_transformers_applies_the_e5_prefixes_by_name():
 
 def test_sparse_char_ngrams_dot_product_is_bm25():
     from course_lib.bm25 import BM25Index
-    from course_lib.tokenize import char_ngrams
+    from course_lib.text_tokens import char_ngrams
 
     corpus = ["长城在北京。", "故宫也在北京。", "西湖在杭州。"]
     sparse = CharNgramSparseEmbedder().fit(corpus)
