@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .validation import check_int
+
 CMRC2018_TRIAL = {
     "name": "cmrc2018/cmrc2018_trial.json",
     "url": "https://raw.githubusercontent.com/ymcui/cmrc2018/master/squad-style-data/"
@@ -193,8 +195,7 @@ class KnowledgeBase:
 def build_knowledge_base(squad: SquadSet, docs_per_file: int = 10) -> KnowledgeBase:
     """The chapter's knowledge base: paragraphs in file order, ``docs_per_file`` per file,
     joined with ``\\n`` (CMRC 2018 trial: 26 files)."""
-    if isinstance(docs_per_file, bool) or not isinstance(docs_per_file, int) or docs_per_file < 1:
-        raise ValueError(f"docs_per_file must be an integer >= 1, got {docs_per_file!r}")
+    docs_per_file = check_int(docs_per_file, "docs_per_file", low=1)
     files: dict[str, str] = {}
     where: dict[str, tuple[str, int]] = {}
     width = len(str(len(squad.paragraphs) // docs_per_file + 1))

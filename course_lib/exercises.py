@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .validation import is_number
+
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 
 
@@ -150,8 +152,8 @@ def known_mistakes(exercise: str) -> dict[str, dict[str, Any]]:
 
 
 def _same(given: Any, expected: Any, tolerance: float) -> bool:
-    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
-        return isinstance(given, (int, float)) and not isinstance(given, bool) and \
+    if is_number(expected, allow_nan=True):  # numpy scalars count: answers often come from numpy
+        return is_number(given, allow_nan=True) and \
             math.isclose(float(given), float(expected), abs_tol=tolerance)
     if isinstance(expected, (tuple, list)):
         return isinstance(given, (tuple, list)) and len(given) == len(expected) and \
@@ -169,7 +171,7 @@ def _diagnose(exercise: str, answers: dict[str, Any], wrong: list[str]) -> str:
     expected = expected_answers(exercise)
     for name in wrong:
         given, value = answers[name], expected[name]
-        if isinstance(given, (int, float)) and isinstance(value, float) and \
+        if is_number(given) and isinstance(value, float) and \
                 math.isclose(float(given), 100 * value, abs_tol=100 * spec.tolerance):
             return f"{name} looks like a percentage: give it as a fraction between 0 and 1."
     return spec.hint

@@ -21,6 +21,7 @@ from typing import Any
 
 from .node import DocNode
 from .ranking import round_score
+from .validation import check_int, check_number
 
 RRF_K = 60
 
@@ -41,8 +42,7 @@ def union(rankings: Sequence[Sequence[DocNode]]) -> list[DocNode]:
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[DocNode]], k: int = RRF_K,
                            topk: int | None = None) -> list[DocNode]:
     """Fuse ranked lists by reciprocal rank; the fused score replaces the node's score."""
-    if k < 0:
-        raise ValueError(f"k must be >= 0, got {k}")
+    k = check_number(k, "k", low=0)
     fused: dict[str, float] = {}
     nodes: dict[str, DocNode] = {}
     for ranking in rankings:
@@ -67,8 +67,7 @@ class MultiRetriever:
             raise ValueError("paths is empty: give at least one retriever")
         if fusion not in ("union", "rrf"):
             raise ValueError(f"fusion must be 'union' or 'rrf', got {fusion!r}")
-        if not isinstance(max_workers, int) or max_workers < 0:
-            raise ValueError(f"max_workers must be an integer >= 0, got {max_workers!r}")
+        max_workers = check_int(max_workers, "max_workers", low=0)
         self.paths, self.fusion = dict(paths), fusion
         self.max_workers, self.topk = max_workers, topk
 

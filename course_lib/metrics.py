@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
 
+from .validation import check_int
+
 HIT_THRESHOLD = 0.5
 
 
@@ -82,7 +84,7 @@ def recall_at_k(hits: Sequence[bool], k: int) -> float:
     >>> recall_at_k([False, True, False], 1), recall_at_k([False, True, False], 3)
     (0.0, 1.0)
     """
-    _check_k(k)
+    k = check_int(k, "k", low=1)
     return 1.0 if any(hits[:k]) else 0.0
 
 
@@ -92,13 +94,8 @@ def mrr_at_k(hits: Sequence[bool], k: int) -> float:
     >>> mrr_at_k([False, True, False], 5)
     0.5
     """
-    _check_k(k)
+    k = check_int(k, "k", low=1)
     for rank, hit in enumerate(hits[:k], start=1):
         if hit:
             return 1.0 / rank
     return 0.0
-
-
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")

@@ -24,7 +24,7 @@ from .llm import ChatLLM, Reply, get_llm
 from .node import DocNode
 from .offline_llm import split_sentences
 from .rerank import Reranker
-from .retriever import validate_query
+from .validation import check_int, validate_query
 
 Retrieve = Callable[[str], list[DocNode]]
 
@@ -57,8 +57,7 @@ class MultiPathRAG:
                  ) -> None:
         if rewrite not in (None, "expand", "multi"):
             raise ValueError(f"rewrite must be None, 'expand' or 'multi', got {rewrite!r}")
-        if context_size < 1:
-            raise ValueError(f"context_size must be >= 1, got {context_size}")
+        context_size = check_int(context_size, "context_size", low=1)
         self.retriever = MultiRetriever(paths, max_workers=max_workers)
         self.llm = llm or get_llm()
         self.reranker, self.qa_path, self.rewrite = reranker, qa_path, rewrite

@@ -3,8 +3,9 @@
 * :class:`ExpansionRetriever` — make a vague query specific, then retrieve.
 * :class:`SubQuestionRetriever` — split a broad query into ≤ 3 concrete ones, retrieve
   each, union the results.
-* :class:`MultiStepRetriever` — retrieve → answer → judge; if the judge says the answer
-  does not solve the question, rewrite and go again, at most ``max_steps`` times.
+* :class:`MultiStepRetriever` — retrieve → answer → judge; unless the judge says the
+  answer solves the question, rewrite the query and go again: at most ``max_steps`` steps
+  in all, fewer if the rewrite comes back unchanged.
 * :class:`MultiQueryRetriever` — ask the question three ways, retrieve each, merge
   (the Ascend RAG SDK's ``MultiQueryRetriever``).
 * :class:`KeywordRetriever` — let the LLM pick ≤ 10 keywords, then BM25 over them (its
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from .fusion import reciprocal_rank_fusion, union
 from .llm import ChatLLM
 from .node import DocNode
-from .retriever import validate_query, validate_topk
+from .validation import check_int, validate_query, validate_topk
 
 Retrieve = Callable[[str], list[DocNode]]
 
@@ -53,8 +54,7 @@ class SubQuestionRetriever:
     """Retrieve for each sub-question (at most ``limit``) and union the results."""
 
     def __init__(self, retrieve: Retrieve, llm: ChatLLM, limit: int = 3) -> None:
-        if not 1 <= limit <= 3:
-            raise ValueError(f"limit must be in [1, 3], got {limit}")
+        limit = check_int(limit, "limit", 1, 3)
         self.retrieve, self.llm, self.limit = retrieve, llm, limit
 
     def sub_questions(self, query: str) -> list[str]:
@@ -75,7 +75,7 @@ class Step:
 @dataclass
 class MultiStepResult:
     steps: list[Step]
-    stopped_because: str  # "solved" or "step limit"
+    stopped_because: str  # "solved", "step limit" or "rewrite unchanged"
 
     @property
     def answer(self) -> str:
@@ -87,7 +87,16 @@ class MultiStepResult:
 
 
 class MultiStepRetriever:
-    """Rewrite → retrieve → answer → judge, looping until solved or ``max_steps``.
+    """Retrieve → answer → judge → rewrite, in a loop; the first step uses the query as given.
+
+    The loop stops for one of three reasons, in ``stopped_because``:
+
+    * ``"solved"`` — the judge said the answer solves the question;
+    * ``"rewrite unchanged"`` — the rewrite gave back the query just used, so the next step
+      would retrieve the same nodes and (with a deterministic retriever and model) repeat
+      this one;
+    * ``"step limit"`` — ``max_steps`` steps were made (also when the last rewrite was
+      unchanged). The rewrite made after the last step is not used.
 
     The judge's reply is *parsed*: "False" means no. (The reference chapter tested
     ``bool(reply)``, which is true for any non-empty reply, "False" included — so its
@@ -97,9 +106,7 @@ class MultiStepRetriever:
 
     def __init__(self, retrieve: Retrieve, llm: ChatLLM, max_steps: int = 3,
                  context_size: int = 3) -> None:
-        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or \
-                not 1 <= max_steps <= 10:
-            raise ValueError(f"max_steps must be an integer in [1, 10], got {max_steps!r}")
+        max_steps = check_int(max_steps, "max_steps", 1, 10)
         self.retrieve, self.llm = retrieve, llm
         self.max_steps, self.context_size = max_steps, context_size
 
@@ -115,9 +122,9 @@ class MultiStepRetriever:
             steps.append(Step(current, str(answer), solved, nodes))
             if solved is True:
                 return MultiStepResult(steps, "solved")
-            # Rewrite the latest query with what it found: each round can add evidence.
+            # Rewrite the latest query with what it found, so each step can add evidence.
             current = self.llm.expand_query(current, contexts)
-            if current == steps[-1].query:  # the rewrite is stuck: another step changes nothing
+            if current == steps[-1].query:  # stuck: the next step would retrieve the same nodes
                 break
         return MultiStepResult(steps, "step limit" if len(steps) == self.max_steps
                                else "rewrite unchanged")
@@ -148,8 +155,7 @@ class KeywordRetriever:
     """BM25 over the query's keywords (at most ``limit``, chosen by the LLM)."""
 
     def __init__(self, retrieve: Retrieve, llm: ChatLLM, limit: int = 10) -> None:
-        if not 1 <= limit <= 10:
-            raise ValueError(f"limit must be in [1, 10], got {limit}")
+        limit = check_int(limit, "limit", 1, 10)
         self.retrieve, self.llm, self.limit = retrieve, llm, limit
         self.last_keywords: list[str] = []
 

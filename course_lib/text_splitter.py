@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 
 from .node import DocNode
+from .validation import check_int
 
 # A sentence ends after one of these (the closing mark stays with its sentence).
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
@@ -60,12 +61,9 @@ class SentenceSplitter:
 
     def __init__(self, chunk_size: int = 1024, chunk_overlap: int = 100,
                  length_fn: Callable[[str], int] = len) -> None:
-        if not isinstance(chunk_size, int) or chunk_size < 1:
-            raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-        if not isinstance(chunk_overlap, int) or not 0 <= chunk_overlap < chunk_size:
-            raise ValueError(
-                f"chunk_overlap must be an integer in [0, chunk_size={chunk_size}), "
-                f"got {chunk_overlap!r}")
+        chunk_size = check_int(chunk_size, "chunk_size", low=1)
+        chunk_overlap = check_int(chunk_overlap, "chunk_overlap", 0, chunk_size - 1,
+                                  allowed=f"in [0, chunk_size={chunk_size})")
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
         self.length_fn = length_fn

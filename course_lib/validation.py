@@ -1,0 +1,154 @@
+"""Argument checks, in one place, with messages that say what was wrong.
+
+Every public function of the library checks its arguments before it works, and a bad
+argument gets a message that names it, says what is allowed and shows what was given:
+``topk must be an integer in [1, 10000], got 3.5``. The checks live here so that each
+module calls one function instead of repeating ``isinstance`` tests.
+
+What counts as an integer or a number:
+
+- an **integer** is a Python ``int`` or a numpy integer scalar (``numpy.int64(3)``, what
+  ``np.argmax`` or indexing an int array gives you). ``True`` is not one, although Python
+  treats it as 1, and neither is ``3.0``: a count given as a float is usually a mistake
+  (``n / 2`` instead of ``n // 2``).
+- a **number** is an integer as above or a Python or numpy float (``numpy.float32(0.5)``).
+  NaN is refused unless ``allow_nan=True``: every comparison with NaN is false, so a NaN
+  cut-off would silently drop (or keep) everything.
+
+The checks return the value converted to a plain ``int`` or ``float``, so what a caller
+stores prints and serialises like a Python number. They raise ``ValueError`` for a wrong
+type as well as a wrong value, as the library always has: either way the argument's
+value is what the caller must change.
+
+>>> check_int(np.int64(3), "topk", 1, 10)
+3
+>>> check_int(3.5, "topk", 1, 10)
+Traceback (most recent call last):
+...
+ValueError: topk must be an integer in [1, 10], got 3.5
+>>> check_number(np.float32(0.5), "similarity_cut_off")
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+TOPK_RANGE = (1, 10000)
+MAX_QUERY_CHARS = 1_000_000
+
+
+def is_int(value: Any) -> bool:
+    """Is ``value`` a Python or numpy integer (and not a bool)?
+
+    >>> is_int(3), is_int(np.int32(3)), is_int(True), is_int(3.0)
+    (True, True, False, False)
+    """
+    # numpy's bool_ is not an np.integer, but Python's bool is an int: exclude it by hand
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_number(value: Any, allow_nan: bool = False) -> bool:
+    """Is ``value`` an integer (see :func:`is_int`) or a Python or numpy float?
+
+    NaN counts only with ``allow_nan=True``; infinities always count.
+
+    >>> is_number(0.5), is_number(np.float32(0.5)), is_number(float("nan")), is_number("1")
+    (True, True, False, False)
+    """
+    if is_int(value):
+        return True
+    if not isinstance(value, (float, np.floating)):
+        return False
+    return allow_nan or not math.isnan(value)
+
+
+def _allowed_range(low: float | None, high: float | None) -> str:
+    """`` in [low, high]``, `` >= low``, `` <= high`` or nothing."""
+    if low is not None and high is not None:
+        return f" in [{low}, {high}]"
+    if low is not None:
+        return f" >= {low}"
+    if high is not None:
+        return f" <= {high}"
+    return ""
+
+
+def _in_range(value: float, low: float | None, high: float | None) -> bool:
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+def check_int(value: Any, name: str, low: int | None = None, high: int | None = None, *,
+              allowed: str | None = None) -> int:
+    """``value`` as a Python ``int`` if it is an integer in ``[low, high]``, else ``ValueError``.
+
+    ``low`` and ``high`` are inclusive; ``None`` leaves that side open. ``allowed`` replaces
+    the range in the message when the bound has a name worth showing, e.g.
+    ``allowed=f"in [0, chunk_size={size})"``.
+
+    >>> check_int(0, "max_workers", low=0)
+    0
+    >>> check_int(True, "docs_per_file", low=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: docs_per_file must be an integer >= 1, got True
+    """
+    if not is_int(value) or not _in_range(value, low, high):
+        rule = f" {allowed}" if allowed is not None else _allowed_range(low, high)
+        raise ValueError(f"{name} must be an integer{rule}, got {value!r}")
+    return int(value)
+
+
+def check_number(value: Any, name: str, low: float | None = None, high: float | None = None,
+                 *, allow_nan: bool = False) -> float:
+    """``value`` as a Python ``float`` if it is a number in ``[low, high]``, else ``ValueError``.
+
+    Accepts Python and numpy integers and floats, not bools or strings. NaN is refused
+    unless ``allow_nan=True`` (then it also skips the range test, which NaN always fails).
+
+    >>> check_number(float("nan"), "score_cut_off")
+    Traceback (most recent call last):
+    ...
+    ValueError: score_cut_off must be a number, got nan (NaN compares false with everything)
+    """
+    rule = _allowed_range(low, high)
+    if not is_number(value, allow_nan=True):
+        raise ValueError(f"{name} must be a number{rule}, got {value!r}")
+    number = float(value)
+    if math.isnan(number):
+        if allow_nan:
+            return number
+        raise ValueError(f"{name} must be a number{rule}, got nan "
+                         "(NaN compares false with everything)")
+    if not _in_range(number, low, high):
+        raise ValueError(f"{name} must be a number{rule}, got {value!r}")
+    return number
+
+
+def validate_topk(topk: Any, name: str = "topk") -> int:
+    """``topk`` (or another result count called ``name``) as an ``int`` in ``TOPK_RANGE``.
+
+    >>> validate_topk(np.int64(3))
+    3
+    """
+    low, high = TOPK_RANGE
+    return check_int(topk, name, low, high)
+
+
+def validate_query(query: Any) -> str:
+    """``query`` unchanged if it is a non-blank string of at most ``MAX_QUERY_CHARS``.
+
+    A wrong type is a ``TypeError`` (a list of questions, ``None``); an empty or huge
+    string is a ``ValueError``.
+    """
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError("query is empty: give the question to retrieve for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"query has {len(query):,} characters; the limit is "
+                         f"{MAX_QUERY_CHARS:,}")
+    return query
