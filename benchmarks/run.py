@@ -3,9 +3,12 @@
 For corpus sizes of 1k, 10k, 100k and 1M nodes of synthetic Chinese text (words drawn,
 with a fixed seed, from the word frequencies of CMRC 2018), it measures
 
-* BM25 index build time and memory, ours (scipy.sparse) and ``rank_bm25.BM25Okapi``;
-* query latency p50 / p95 (scoring every node + top 10), ours and rank_bm25's
-  ``get_scores``, on the same tokens — and checks the top 10 agree;
+* BM25 on the same tokens, ours (:class:`course_lib.bm25.BM25Index`), **bm25s** (the
+  library LazyLLM uses; its Lucene idf, as ours) and ``rank_bm25.BM25Okapi`` (its
+  Okapi idf, against ours built with that idf): index build time, index memory (arrays
+  and vocabulary), query latency p50 / p95 for the top 10 — ours ``search``, bm25s's
+  ``get_scores`` + its top-k (what its ``retrieve`` runs per query), rank_bm25's
+  ``get_scores`` + a sort — and whether the top 10 are identical (ties by position);
 * dense search at 100k vectors: exact faiss ``IndexFlatIP`` vs HNSW (recall@10, speed-up);
 * on the real CMRC knowledge base: embedding throughput of the two offline models (USE
   and multilingual-e5-small), the best pipeline's time per query once indexed, and
@@ -87,45 +90,87 @@ def percentiles(values_ms: list[float]) -> tuple[float, float]:
     return (statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))])
 
 
+def index_mb(arrays: list[np.ndarray], vocabulary: dict[str, int]) -> float:
+    """What an index keeps in memory: its arrays and its term → column dictionary."""
+    terms = sys.getsizeof(vocabulary) + sum(sys.getsizeof(t) for t in vocabulary)
+    return (sum(a.nbytes for a in arrays) + terms) / 1e6
+
+
 def bench_bm25(corpus: list[list[str]], queries: list[list[str]], reference_queries: int
                ) -> dict[str, float]:
+    """Ours against bm25s (same tokens, Lucene idf, k1 1.5, b 0.75) and rank_bm25
+    (same tokens, its Okapi idf): build, memory, query p50/p95, top-10 agreement."""
+    import bm25s
+    from bm25s.selection import topk as bm25s_topk
     from rank_bm25 import BM25Okapi
 
     from course_lib.bm25 import BM25Index
-    from course_lib.retriever import _top_indices
+    from course_lib.ranking import top_k
 
-    before = rss_mb()
     started = time.perf_counter()
-    ours = BM25Index(corpus, idf="okapi")  # rank_bm25's idf, so the rankings must agree
+    ours = BM25Index(corpus)  # Lucene idf, as bm25s(method="lucene")
     build_s = time.perf_counter() - started
-    memory_mb = rss_mb() - before
+    matrix = ours.matrix
+    memory_mb = index_mb([matrix.data, matrix.indices, matrix.indptr, ours.idf], ours.vocabulary)
 
-    ours_ms = []
+    started = time.perf_counter()  # bm25s takes token ids: mapping our tokens is its build
+    vocabulary: dict[str, int] = {}
+    ids = [[vocabulary.setdefault(t, len(vocabulary)) for t in doc] for doc in corpus]
+    fast = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    fast.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary), show_progress=False)
+    bm25s_build_s = time.perf_counter() - started
+    del ids
+    bm25s_memory_mb = index_mb([fast.scores[key] for key in ("data", "indices", "indptr")],
+                               vocabulary)
+
+    # Interleaved, so a load spike on a shared machine hits both sides alike. bm25s's
+    # cost is what its retrieve() does per query: get_scores, then its numpy top-k.
+    ours.search(queries[0], 10), bm25s_topk(fast.get_scores(queries[0]), 10)  # warm-up
+    ours_ms, bm25s_ms, agree, worst = [], [], 0, 0.0
     for query in queries:
         started = time.perf_counter()
-        _top_indices(ours.scores(query), None, 10, 0.0)
+        found, found_scores = ours.search(query, 10)
         ours_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        bm25s_topk(fast.get_scores(query), 10, backend="numpy")
+        bm25s_ms.append((time.perf_counter() - started) * 1000)
+        # bm25s stores float32 and drops the constant (k1 + 1): same ranking, ties by
+        # position on both sides (bm25s's own top-k leaves tie order arbitrary).
+        theirs = fast.get_scores(query).astype(np.float64) * 2.5
+        agree += found.tolist() == top_k(theirs, 10, theirs > 0).tolist()
+        worst = max(worst, float(np.max(np.abs(theirs[found] - found_scores) / found_scores,
+                                        initial=0.0)))
 
+    okapi = BM25Index(corpus, idf="okapi")  # rank_bm25's idf, so its rankings must agree
     started = time.perf_counter()
     reference = BM25Okapi(corpus)
     reference_build_s = time.perf_counter() - started
-    reference_ms, agree = [], 0
+    reference_ms, reference_agree = [], 0
     for query in queries[:reference_queries]:
         started = time.perf_counter()
         scores = reference.get_scores(query)
-        top = np.argsort(-scores, kind="stable")[:10]
+        np.argsort(-scores, kind="stable")[:10]
         reference_ms.append((time.perf_counter() - started) * 1000)
-        agree += list(top) == _top_indices(ours.scores(query), None, 10, -np.inf)
-    del reference
+        reference_agree += (okapi.search(query, 10)[0].tolist()
+                            == top_k(scores, 10, scores > 0).tolist())
+    del reference, okapi
     p50, p95 = percentiles(ours_ms)
+    fast_p50, fast_p95 = percentiles(bm25s_ms)
     ref_p50, ref_p95 = percentiles(reference_ms)
     return {"bm25_build_s": round(build_s, 3), "bm25_memory_mb": round(memory_mb, 1),
             "bm25_query_ms_p50": round(p50, 3), "bm25_query_ms_p95": round(p95, 3),
+            "bm25s_build_s": round(bm25s_build_s, 3),
+            "bm25s_memory_mb": round(bm25s_memory_mb, 1),
+            "bm25s_query_ms_p50": round(fast_p50, 3), "bm25s_query_ms_p95": round(fast_p95, 3),
+            "bm25_speedup_vs_bm25s": round(fast_p50 / p50, 2),
+            "bm25_p95_speedup_vs_bm25s": round(fast_p95 / p95, 2),
+            "bm25s_top10_identical_share": round(agree / len(ours_ms), 3),
+            "bm25s_max_score_rel_diff": float(f"{worst:.1e}"),
             "rank_bm25_build_s": round(reference_build_s, 3),
             "rank_bm25_query_ms_p50": round(ref_p50, 2),
             "rank_bm25_query_ms_p95": round(ref_p95, 2),
             "bm25_speedup_vs_rank_bm25": round(ref_p50 / p50, 1),
-            "top10_identical_share": round(agree / len(reference_ms), 3)}
+            "top10_identical_share": round(reference_agree / len(reference_ms), 3)}
 
 
 def bench_dense(n: int = 100_000, dim: int = 64, clusters: int = 1000, n_queries: int = 200,
@@ -236,8 +281,10 @@ def chart(results: dict, path: Path) -> None:
     rows = [results["bm25"][str(s)] for s in sizes]
     figure = go.Figure()
     for key, name in (("bm25_query_ms_p50", "query p50, ours (ms)"),
+                      ("bm25s_query_ms_p50", "query p50, bm25s (ms)"),
                       ("rank_bm25_query_ms_p50", "query p50, rank_bm25 (ms)"),
                       ("bm25_build_s", "index build, ours (s)"),
+                      ("bm25s_build_s", "index build, bm25s (s)"),
                       ("rank_bm25_build_s", "index build, rank_bm25 (s)")):
         figure.add_scatter(x=sizes, y=[r[key] for r in rows], mode="lines+markers", name=name)
     figure.update_layout(title="BM25 cost vs corpus size (log-log)", xaxis_type="log",
@@ -267,9 +314,15 @@ def main(argv: list[str] | None = None) -> dict:
               f" ms → {row['bm25_speedup_vs_rank_bm25']}× faster; build "
               f"{row['bm25_build_s']} s vs {row['rank_bm25_build_s']} s; "
               f"top-10 identical {row['top10_identical_share']:.0%}", flush=True)
+        print(f"{'':>16} bm25s p50 {row['bm25s_query_ms_p50']:.2f} ms (p95 "
+              f"{row['bm25s_query_ms_p95']:.2f}) → ours {row['bm25_speedup_vs_bm25s']}× its "
+              f"speed (p95 {row['bm25_p95_speedup_vs_bm25s']}×); build {row['bm25_build_s']} s "
+              f"vs {row['bm25s_build_s']} s; index {row['bm25_memory_mb']} MB vs "
+              f"{row['bm25s_memory_mb']} MB; top-10 identical "
+              f"{row['bm25s_top10_identical_share']:.0%}", flush=True)
         del corpus
     # Flat keys other tools read.
-    for key in ("bm25_query_ms_p50", "bm25_speedup_vs_rank_bm25"):
+    for key in ("bm25_query_ms_p50", "bm25_speedup_vs_rank_bm25", "bm25_speedup_vs_bm25s"):
         results[key] = {size: row[key] for size, row in results["bm25"].items()}
     if not args.skip_dense:
         results["dense"] = bench_dense()

@@ -30,4 +30,6 @@ def test_tiny_run_writes_the_published_keys(tmp_path):
     for key in ("bm25_query_ms_p50", "bm25_speedup_vs_rank_bm25"):
         assert set(saved[key]) == {"300", "600"}
     assert saved["bm25"]["600"]["top10_identical_share"] == 1.0
+    assert saved["bm25"]["600"]["bm25s_top10_identical_share"] == 1.0
+    assert set(saved["bm25_speedup_vs_bm25s"]) == {"300", "600"}
     assert (tmp_path / "cost_vs_size.html").stat().st_size > 1000
