@@ -17,21 +17,21 @@ per group, which is what makes small-to-big retrieval possible.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from .index import GroupIndex
 from .node import DocNode
+from .readers import READERS, ROOT, read_roots, register_reader
 from .text_splitter import SentenceSplitter
+from .validation import check_int
 
-ROOT = "root"
+__all__ = ["BUILTIN_GROUPS", "READERS", "ROOT", "Document", "GroupRule", "NodeTransform",
+           "register_reader"]
 
 
 class NodeTransform:
@@ -57,33 +57,6 @@ class GroupRule:
     num_workers: int
 
 
-# ---------------------------------------------------------------- readers
-def _read_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-READERS: dict[str, Callable[[Path], str]] = {".txt": _read_text, ".md": _read_text}
-
-
-def register_reader(suffix: str, reader: Callable[[Path], str]) -> None:
-    """Read files ending in ``suffix`` (e.g. ``".csv"``) with ``reader(path) -> text``."""
-    if not suffix.startswith("."):
-        raise ValueError(f"suffix must start with '.', got {suffix!r}")
-    READERS[suffix.lower()] = reader
-
-
-def _file_metadata(path: Path) -> dict[str, Any]:
-    stat = path.stat()
-    return {
-        "file_name": path.name,
-        "file_path": str(path),
-        "file_type": path.suffix.lstrip("."),
-        "file_size": stat.st_size,
-        "modified": dt.datetime.fromtimestamp(stat.st_mtime).isoformat(timespec="seconds"),
-        "created": dt.datetime.fromtimestamp(stat.st_ctime).isoformat(timespec="seconds"),
-    }
-
-
 # ---------------------------------------------------------------- the document
 class Document:
     """A set of documents and the node groups defined over them.
@@ -100,53 +73,51 @@ class Document:
                  texts: Sequence[str] | dict[str, str] | None = None,
                  embed: Callable[[list[str]], Any] | dict[str, Callable[[list[str]], Any]]
                  | None = None, store: Any = None) -> None:
-        sources = [s is not None for s in (dataset_path, files, texts)]
-        if sum(sources) != 1:
-            raise ValueError("give exactly one of dataset_path=, files= or texts=")
         self._rules: dict[str, GroupRule] = {}
-        self._nodes: dict[str, list[DocNode]] = {}
-        self._caches: dict[str, dict[str, Any]] = {}
+        self._nodes: dict[str, list[DocNode]] = {ROOT: read_roots(dataset_path, files=files,
+                                                                    texts=texts)}
+        self._indexes: dict[str, GroupIndex] = {}
         self.embed = _as_embed_dict(embed)
         self.store = store  # e.g. a MilvusStore; used by Retriever(index="milvus")
-        self._nodes[ROOT] = self._read_roots(dataset_path, files, texts)
         for name, (size, overlap) in BUILTIN_GROUPS.items():
             self.create_node_group(name, SentenceSplitter, chunk_size=size, chunk_overlap=overlap)
 
-    # -- reading ------------------------------------------------------------
-    @staticmethod
-    def _read_roots(dataset_path: Any, files: Any, texts: Any) -> list[DocNode]:
-        if texts is not None:
-            items = texts.items() if isinstance(texts, dict) else (
-                (f"text_{i}", t) for i, t in enumerate(texts))
-            roots = []
-            for name, text in items:
-                if not isinstance(text, str):
-                    raise TypeError(f"texts must hold strings, got {type(text).__name__} "
-                                    f"for {name!r}")
-                roots.append(DocNode(text, group=ROOT, uid=name,
-                                     metadata={"file_name": name, "file_type": "text",
-                                               "file_size": len(text.encode("utf-8"))}))
-            return roots
-        if dataset_path is not None:
-            folder = Path(dataset_path)
-            if not folder.is_dir():
-                raise FileNotFoundError(f"dataset_path {str(folder)!r} is not a folder")
-            paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in READERS)
-            if not paths:
-                raise ValueError(f"dataset_path {str(folder)!r} holds no readable files "
-                                 f"(known suffixes: {sorted(READERS)}; see register_reader)")
-        else:
-            paths = [Path(p) for p in files]
-        roots = []
-        for path in paths:
-            reader = READERS.get(path.suffix.lower())
-            if reader is None:
-                raise ValueError(f"no reader for {path.name!r}; known suffixes: "
-                                 f"{sorted(READERS)} (add one with register_reader)")
-            uid = str(path.relative_to(dataset_path)) if dataset_path is not None else str(path)
-            roots.append(DocNode(reader(path), group=ROOT, uid=uid,
-                                 metadata=_file_metadata(path)))
-        return roots
+    @classmethod
+    def from_nodes(cls, nodes: Iterable[DocNode], parents: dict[str, str], *,
+                   embed: Any = None, store: Any = None) -> Document:
+        """A document over nodes made elsewhere — e.g. loaded by :mod:`course_lib.persist`.
+
+        ``nodes`` hold every node of every built group, each parent before its
+        children, each non-root node's ``parent`` set; ``parents`` maps every non-root
+        group to its parent group. The document takes the nodes over: their
+        ``children`` lists are rebuilt from the ``parent`` links. Those groups have no
+        transform (it was not saved): they cannot be rebuilt, but the built-in chunk
+        groups over the roots can.
+        """
+        doc = cls(texts={}, embed=embed, store=store)
+        doc._nodes = {ROOT: [], **{name: [] for name in parents}}  # all built, maybe empty
+        for name, parent in parents.items():
+            if name == ROOT:
+                raise ValueError(f"{ROOT!r} has no parent group")
+            doc._rules[name] = GroupRule(name, _not_rebuildable(name), parent, False, 0)
+        for name in parents:
+            doc._chain(name)  # raises on an unknown parent or a cycle
+        nodes = list(nodes)
+        for node in nodes:
+            node.children = {}
+        for node in nodes:
+            if node.group not in doc.groups():
+                raise ValueError(f"node {node.uid!r} is in group {node.group!r}, which "
+                                 f"parents= does not name")
+            expected = None if node.group == ROOT else parents[node.group]
+            found = None if node.parent is None else node.parent.group
+            if found != expected:
+                raise ValueError(f"node {node.uid!r} of group {node.group!r} has a parent in "
+                                 f"{found!r}; expected {expected!r}")
+            doc._nodes.setdefault(node.group, []).append(node)
+            if node.parent is not None:
+                node.parent.children.setdefault(node.group, []).append(node)
+        return doc
 
     # -- node groups --------------------------------------------------------
     def create_node_group(self, name: str, transform: Callable[..., Any] | type, *,
@@ -167,8 +138,7 @@ class Document:
         if parent != ROOT and parent not in self._rules:
             raise ValueError(f"unknown parent group {parent!r}; define it first. "
                              f"Known groups: {self.groups()}")
-        if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"num_workers must be an integer >= 0, got {num_workers!r}")
+        num_workers = check_int(num_workers, "num_workers", low=0)
         if isinstance(transform, type):
             transform = transform(**kwargs)
         elif kwargs:
@@ -245,15 +215,23 @@ class Document:
         if group != ROOT and group not in self._rules:
             raise ValueError(f"unknown node group {group!r}; known groups: {self.groups()}")
 
-    def cache_for(self, group: str) -> dict[str, Any]:
-        """Per-group storage for indexes built over the group's nodes."""
-        return self._caches.setdefault(group, {})
+    def index(self, group: str) -> GroupIndex:
+        """The indexes built over ``group`` (BM25, vectors), each built on first use."""
+        self._check_group(group)
+        if group not in self._indexes:
+            self._indexes[group] = GroupIndex(self, group)
+        return self._indexes[group]
 
     # -- moving through the tree -------------------------------------------
     def _chain(self, group: str) -> list[str]:
+        """``group``, its parent, ... up to the root."""
         chain = [group]
         while chain[-1] != ROOT:
-            chain.append(self._rules[chain[-1]].parent)
+            rule = self._rules.get(chain[-1])
+            if rule is None or rule.parent in chain:
+                raise ValueError(f"node group {chain[-1]!r} has no path to {ROOT!r} "
+                                 f"(unknown parent or a cycle): {chain}")
+            chain.append(rule.parent)
         return chain
 
     def find(self, group: str) -> Callable[[Iterable[DocNode]], list[DocNode]]:
@@ -288,47 +266,13 @@ class Document:
             frontier = [child for n in frontier for child in n.children.get(step, [])]
         return frontier
 
-    # -- embeddings -----------------------------------------------------------
-    def embeddings(self, group: str, key: str) -> Any:
-        """Vectors of all nodes of ``group`` under embed ``key``, computed once.
 
-        Dense embedders give an ``(n, dim)`` array, sparse ones a list of
-        ``{term_id: weight}`` dicts. A sparse embedder with a ``fit`` method (such as
-        :class:`~course_lib.embeddings.CharNgramSparseEmbedder`) is first fitted on the
-        group's texts, so its idf reflects this corpus.
-        """
-        if key not in self.embed:
-            raise ValueError(f"unknown embed key {key!r}; this document has "
-                             f"{sorted(self.embed) or 'no embed= functions'}")
-        cache = self.cache_for(group)
-        name = f"embeddings:{key}"
-        if name not in cache:
-            nodes = self.get_nodes(group)
-            texts = [n.text for n in nodes]
-            embedder = self.embed[key]
-            if hasattr(embedder, "fit") and not getattr(embedder, "fitted", True):
-                embedder.fit(texts)
-            vectors = embedder(texts)
-            if not (isinstance(vectors, list) and all(isinstance(v, dict) for v in vectors)):
-                vectors = np.asarray(vectors, dtype=np.float32)
-                if vectors.ndim != 2 or vectors.shape[0] != len(nodes):
-                    raise ValueError(f"embed {key!r} returned shape {vectors.shape}; expected "
-                                     f"({len(nodes)}, dim)")
-            elif len(vectors) != len(nodes):
-                raise ValueError(f"embed {key!r} returned {len(vectors)} sparse vectors for "
-                                 f"{len(nodes)} nodes")
-            for node, vector in zip(nodes, vectors, strict=True):
-                node.embeddings[key] = vector
-            cache[name] = vectors
-        return cache[name]
+def _not_rebuildable(name: str) -> Callable[[Any], Any]:
+    def transform(_: Any) -> Any:
+        raise RuntimeError(f"group {name!r} was made from saved nodes; its transform was "
+                           "not saved, so it cannot be built again")
 
-    def embed_query(self, key: str, query: str) -> Any:
-        """The query's vector under ``key`` (sparse embedders may weigh queries differently)."""
-        embedder = self.embed[key]
-        if hasattr(embedder, "embed_query"):
-            return embedder.embed_query(query)
-        vector = embedder([query])[0]
-        return vector if isinstance(vector, dict) else np.asarray(vector, dtype=np.float32)
+    return transform
 
 
 def _as_embed_dict(embed: Any) -> dict[str, Callable[[list[str]], Any]]:

@@ -22,30 +22,10 @@ import numpy as np
 from .document import Document
 from .fusion import reciprocal_rank_fusion
 from .node import DocNode
-from .ranking import passes, rounded, top_k
-from .similarity import VectorSimilarity, get_similarity
+from .ranking import passes
+from .similarity import get_similarity
+from .validation import check_number, validate_query, validate_topk
 from .vectors import BACKENDS
-
-TOPK_RANGE = (1, 10000)
-MAX_QUERY_CHARS = 1_000_000
-
-
-def validate_topk(topk: Any, name: str = "topk") -> int:
-    low, high = TOPK_RANGE
-    if isinstance(topk, bool) or not isinstance(topk, int) or not low <= topk <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {topk!r}")
-    return topk
-
-
-def validate_query(query: Any) -> str:
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a string, got {type(query).__name__}")
-    if not query.strip():
-        raise ValueError("query is empty: give the question to retrieve for")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValueError(f"query has {len(query):,} characters; the limit is "
-                         f"{MAX_QUERY_CHARS:,}")
-    return query
 
 
 class Retriever:
@@ -106,11 +86,9 @@ class Retriever:
             values = dict(cut_off)
         else:
             values = {None: cut_off}
-        for key, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or np.isnan(value):
-                raise ValueError(f"similarity_cut_off must be a number (or a dict of numbers "
-                                 f"per embed key), got {value!r} for {key!r}")
-        return {k: float(v) for k, v in values.items()}
+        return {key: check_number(value, "similarity_cut_off" if key is None
+                                  else f"similarity_cut_off[{key!r}]")
+                for key, value in values.items()}
 
     def __call__(self, query: str) -> list[DocNode]:
         return self.retrieve(query)
@@ -124,34 +102,24 @@ class Retriever:
         """
         validate_query(query)
         topk = self.topk if topk is None else validate_topk(topk)
-        nodes = self.doc.get_nodes(self.group_name)
-        keep = self._keep_mask(nodes)
-        if self.similarity.mode == "text":
-            scores = self.similarity.scores(query, nodes, self.doc.cache_for(self.group_name))
-            return self._ranked(nodes, scores, keep, topk, self.similarity_cut_off.get(None))
+        index = self.doc.index(self.group_name)
+        nodes = index.nodes
+        mask = self._keep_mask(nodes)
         rankings = []
-        for key in self.embed_keys:
+        for key in self.embed_keys or [None]:
             cut_off = self.similarity_cut_off.get(key, self.similarity_cut_off.get(None))
-            rankings.append(self._ranked(nodes, self._vector_scores(query, key), keep, topk,
-                                         cut_off))
+            ids, scores = index.search(self.similarity, query, topk, mask, key=key,
+                                       backend=self.index)
+            # Best first: once a score fails the cut-off, every later one does too.
+            ranking = []
+            for i, score in zip(ids.tolist(), scores.tolist(), strict=True):
+                if not passes(score, cut_off):
+                    break
+                ranking.append(nodes[i].with_score(score))
+            rankings.append(ranking)
         if len(rankings) == 1:
             return rankings[0]
         return reciprocal_rank_fusion(rankings, topk=topk)
-
-    def _milvus_scores(self, key: str, vectors: np.ndarray, query_vector: Any) -> np.ndarray:
-        """Scores from the document's vector store; nodes it did not return are ``-inf``."""
-        store, group = self.doc.store, self.group_name
-        wanted = {"cosine": "COSINE", "dot": "IP"}.get(self.similarity.name)
-        if wanted != store.metric:
-            raise ValueError(f"similarity {self.similarity.name!r} does not match the store's "
-                             f"metric {store.metric!r}")
-        store.sync(group, key, [n.uid for n in self.doc.get_nodes(group)], vectors)
-        # With filters, ask for everything: the store knows nothing of our metadata filters.
-        limit = len(vectors) if self.filters else min(len(vectors), max(4 * self.topk, 50))
-        ids, values = store.search(group, key, np.asarray(query_vector, dtype=np.float32), limit)
-        scores = np.full(len(vectors), -np.inf)
-        scores[ids] = values
-        return scores
 
     def _keep_mask(self, nodes: list[DocNode]) -> np.ndarray | None:
         """Which nodes pass the metadata filters (None: no filters), computed once."""
@@ -160,43 +128,6 @@ class Retriever:
         if getattr(self, "_mask", None) is None or len(self._mask) != len(nodes):
             self._mask = np.array([_passes(n, self.filters) for n in nodes], dtype=bool)
         return self._mask
-
-    def _ranked(self, nodes: list[DocNode], scores: np.ndarray, keep: np.ndarray | None, topk: int,
-                cut_off: float | None) -> list[DocNode]:
-        """Top ``topk`` as scored copies, keeping only scores strictly above ``cut_off``."""
-        ranked = []
-        for i in _top_indices(scores, keep, topk, self.similarity.min_score):
-            if not passes(scores[i], cut_off):
-                break  # sorted: every later score is lower still
-            ranked.append(nodes[i].with_score(scores[i]))
-        return ranked
-
-    def _vector_scores(self, query: str, key: str) -> np.ndarray:
-        vectors = self.doc.embeddings(self.group_name, key)
-        query_vector = self.doc.embed_query(key, query)
-        dense = isinstance(vectors, np.ndarray)
-        if dense and np.asarray(query_vector).shape[-1] != vectors.shape[1]:
-            raise ValueError(f"embed {key!r}: query vector has dimension "
-                             f"{np.asarray(query_vector).shape[-1]} but the nodes' vectors "
-                             f"have {vectors.shape[1]}")
-        items = vectors if (self.similarity.batch or not dense) else list(vectors)
-        if self.index == "milvus" and dense:
-            return self._milvus_scores(key, vectors, query_vector)
-        cache = self.doc.cache_for(self.group_name).setdefault(f"vectors:{key}", {})
-        if isinstance(self.similarity, VectorSimilarity):
-            return self.similarity.scores(query_vector, items, cache, index=self.index)
-        return self.similarity.scores(query_vector, items, cache)
-
-
-def _top_indices(scores: np.ndarray, keep: np.ndarray | None, topk: int,
-                 min_score: float) -> list[int]:
-    """Indices of the ``topk`` best scores above ``min_score``, best first.
-
-    Scores are compared rounded (:mod:`course_lib.ranking`) and equal scores keep
-    document order, so results are the same on every machine.
-    """
-    passing = rounded(scores) > min_score
-    return top_k(scores, topk, passing if keep is None else keep & passing).tolist()
 
 
 def _validate_filters(filters: Any) -> dict[str, set[Any]]:

@@ -41,7 +41,7 @@ class Similarity:
     batch: bool = False
     min_score: float = float("-inf")
 
-    def scores(self, query: Any, items: Sequence[Any], cache: dict[str, Any]) -> np.ndarray:
+    def scores(self, query: Any, items: Sequence[Any]) -> np.ndarray:
         """One score per item. ``items`` are nodes (text mode) or vectors (embedding mode)."""
         if self.batch:
             raw = self.fn(query, items)
@@ -58,7 +58,8 @@ class Similarity:
 
 
 class BM25Similarity(Similarity):
-    """BM25 over a tokeniser; the index is built once per node group and cached.
+    """BM25 over a tokeniser. :meth:`build` makes the index (a
+    :class:`~course_lib.index.GroupIndex` keeps one per node group).
 
     A node that shares no term with the query scores 0 and is **not** returned
     (LazyLLM pads its results with such zero-score nodes).
@@ -69,34 +70,30 @@ class BM25Similarity(Similarity):
         self.tokenizer = tokenizer
         self.bm25_args = bm25_args
 
-    def scores(self, query: str, items: Sequence[DocNode], cache: dict[str, Any]) -> np.ndarray:
-        index = cache.get(self.name)
-        if index is None or len(index) != len(items):
-            index = BM25Index([self.tokenizer(node.text) for node in items], **self.bm25_args)
-            cache[self.name] = index
-        return index.scores(self.tokenizer(query))
+    def build(self, texts: Sequence[str]) -> BM25Index:
+        return BM25Index([self.tokenizer(text) for text in texts], **self.bm25_args)
+
+    def scores(self, query: str, items: Sequence[DocNode]) -> np.ndarray:
+        """Scores of ``items`` against ``query`` from an index built on the spot."""
+        return self.build([node.text for node in items]).scores(self.tokenizer(query))
 
 
 class VectorSimilarity(Similarity):
-    """Cosine or dot product over a key's vectors: faiss for dense, scipy for sparse.
+    """Cosine or dot product over an embed key's vectors: faiss (or numpy, HNSW, Milvus)
+    for dense vectors, scipy for sparse ones — see :mod:`course_lib.vectors`.
 
-    The vector store is built once per (group, embed key) and cached. For sparse
-    vectors, a node sharing no term with the query is not a match (score ``-inf``).
+    For sparse vectors, a node sharing no term with the query is not a match.
     """
 
     def __init__(self, name: str, metric: str) -> None:
         super().__init__(name=name, fn=None, mode="embedding", batch=True)
         self.metric = metric
 
-    def scores(self, query: Any, items: Any, cache: dict[str, Any],
-               index: str = "faiss") -> np.ndarray:
-        key = f"{self.name}:{index}"
-        store = cache.get(key)
-        if store is None:
-            store = (SparseVectors(items, self.metric) if is_sparse_batch(items)
-                     else DenseVectors(items, self.metric, backend=index))
-            cache[key] = store
-        return store.scores(query)
+    def scores(self, query: Any, items: Any) -> np.ndarray:
+        """Scores of every vector in ``items`` (no index kept: exact, numpy)."""
+        if is_sparse_batch(items):
+            return SparseVectors(items, self.metric).scores(query)
+        return DenseVectors(items, self.metric, backend="numpy").scores(query)
 
 
 SIMILARITIES: dict[str, Similarity] = {

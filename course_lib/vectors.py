@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from .ranking import top_k
+from .ranking import rounded, top_k
 
 METRICS = ("cosine", "dot")
 BACKENDS = ("faiss", "numpy", "hnsw")
@@ -80,31 +80,48 @@ class DenseVectors:
                              f"have {self.dim}")
         return _normalise(q) if self.metric == "cosine" else q
 
-    def search(self, query: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best ``(ids, scores)``, best first (approximate for ``"hnsw"``)."""
+    def search(self, query: Any, k: int,
+               mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best ``(ids, scores)``, best first; ``mask`` (a boolean per vector)
+        excludes the ``False`` ones. Exact for ``"faiss"`` and ``"numpy"``, with ties
+        broken by position (:func:`~course_lib.ranking.top_k`), so the order is the same
+        on every machine. ``"hnsw"`` returns only vectors its graph search reaches."""
         q = self._query(query)
-        k = min(k, len(self))
-        if self._index is None:
-            scores = self.matrix @ q[0]
-            ids = top_k(scores, k)
-            return ids, scores[ids].astype(np.float64)
-        values, ids = self._index.search(q, k)
-        found = ids[0] >= 0  # HNSW may return fewer than k
-        return ids[0][found], values[0][found].astype(np.float64)
+        if self.backend == "faiss" and mask is None:
+            scores = self._best_scores(q, k)  # faiss's own top-k, widened over ties
+        else:
+            scores = self._scores(q)
+        eligible = np.isfinite(scores) if mask is None else mask & np.isfinite(scores)
+        ids = top_k(scores, k, eligible)
+        return ids, scores[ids]
 
     def scores(self, query: Any) -> np.ndarray:
         """Similarity to every stored vector, in storage order. ``"hnsw"`` scores only
         the ``ef_search`` nodes its graph search reaches; the rest are ``-inf``."""
-        if self.backend == "hnsw":
-            ids, values = self.search(query, self.ef_search)
-            out = np.full(len(self), -np.inf)
-            out[ids] = values
-            return out
+        return self._scores(self._query(query))
+
+    def _scores(self, q: np.ndarray) -> np.ndarray:
         if self._index is None:
-            return (self.matrix @ self._query(query)[0]).astype(np.float64)
-        ids, values = self.search(query, len(self))
-        out = np.empty(len(self))
-        out[ids] = values
+            return (self.matrix @ q[0]).astype(np.float64)
+        reach = self.ef_search if self.backend == "hnsw" else len(self)
+        return self._faiss_scores(q, reach)
+
+    def _best_scores(self, q: np.ndarray, k: int) -> np.ndarray:
+        """Scores of faiss's ``k`` best (others ``-inf``), fetching more while the
+        ``k``-th rounded score ties with the next: faiss orders ties arbitrarily."""
+        fetch = min(k + 1, len(self))
+        while True:
+            scores = self._faiss_scores(q, fetch)
+            fetched = np.sort(rounded(scores[np.isfinite(scores)]))[::-1]
+            if fetch == len(self) or fetched[k - 1] > fetched[-1]:
+                return scores
+            fetch = min(2 * fetch, len(self))
+
+    def _faiss_scores(self, q: np.ndarray, k: int) -> np.ndarray:
+        values, ids = self._index.search(q, k)
+        found = ids[0] >= 0  # HNSW may return fewer than asked
+        out = np.full(len(self), -np.inf)
+        out[ids[0][found]] = values[0][found]
         return out
 
 
@@ -143,6 +160,14 @@ class SparseVectors:
             scores = np.divide(scores, denominator, out=np.zeros_like(scores),
                                where=denominator > 0)
         return np.where(touched, scores, -np.inf)
+
+    def search(self, query: dict[int, float], k: int,
+               mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best ``(ids, scores)`` among vectors sharing a term with the query."""
+        scores = self.scores(query)
+        eligible = np.isfinite(scores) if mask is None else mask & np.isfinite(scores)
+        ids = top_k(scores, k, eligible)
+        return ids, scores[ids]
 
 
 def is_sparse_batch(vectors: Any) -> bool:

@@ -14,7 +14,7 @@ kb = load_cmrc2018_kb()
 embedder = default_embedder()  # multilingual-e5-small
 doc = Document(texts=kb.files, embed={"e5": embedder})
 doc.create_node_group("paragraph", transform=split_paragraphs)
-paragraph_vectors = doc.embeddings("paragraph", "e5")  # passages
+paragraph_vectors = doc.index("paragraph").embeddings("e5")  # passages
 questions = [q.question for q in kb.questions]
 question_vectors = embedder.embed_queries(questions)  # queries: "query: " + question
 exact = DenseVectors(paragraph_vectors, backend="faiss")
