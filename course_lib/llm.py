@@ -19,9 +19,7 @@ every text they return is a :class:`Reply` that says which backend wrote it.
 from __future__ import annotations
 
 import os
-import random
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +32,7 @@ from .llm_parsing import (
     parse_qa_pairs,
     strip_preamble,
 )
+from .validation import check_int
 
 
 class Reply(str):
@@ -136,19 +135,26 @@ class ChatLLM:
 
 
 class OpenAIChat(ChatLLM):
-    """An OpenAI-compatible chat model with timeouts and bounded retries.
+    """An OpenAI-compatible chat model with a timeout and bounded retries.
 
-    Retries (with exponential backoff and jitter) on HTTP 429 and 5xx, on timeouts and
-    on lost connections; fails at once on 4xx such as a bad key. Replies longer than
-    ``max_reply_chars`` are cut.
+    Retrying is the ``openai`` client's job (``max_retries=retries``), the same policy as
+    :class:`~course_lib.embeddings.OpenAIEmbedder`: after HTTP 408, 409, 429 or 5xx, a
+    timeout or a lost connection it waits and tries again, at most ``retries`` more
+    times. The wait is what the server asks for in ``Retry-After`` (or ``retry-after-ms``);
+    without one, 0.5 s doubling per retry up to 8 s, minus up to 25 % random jitter so
+    that many clients do not come back in step. A server asking for more than two minutes
+    is not retried, and neither is any other 4xx, such as a bad key. ``timeout`` bounds
+    each try, not the whole call.
+
+    What fails in the end is an :class:`LLMError` that says how many tries were made.
+    Replies longer than ``max_reply_chars`` are cut.
     """
 
     backend = "openai"
 
     def __init__(self, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, timeout: float = 60.0, retries: int = 3,
-                 backoff: float = 1.0, temperature: float = 0.0,
-                 max_reply_chars: int = 20_000) -> None:
+                 temperature: float = 0.0, max_reply_chars: int = 20_000) -> None:
         from openai import OpenAI
 
         self.model = model or os.environ.get("COURSE_LLM_MODEL")
@@ -157,11 +163,10 @@ class OpenAIChat(ChatLLM):
         if not self.model or not base_url:
             raise LLMError("OpenAIChat needs a model and a base URL: set COURSE_LLM_MODEL and "
                            "COURSE_LLM_BASE_URL (and COURSE_LLM_API_KEY), or use OfflineLLM()")
-        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
-            raise ValueError(f"retries must be an integer in [0, 10], got {retries!r}")
+        retries = check_int(retries, "retries", 0, 10)
         self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed",
-                              timeout=timeout, max_retries=0)  # we retry ourselves, visibly
-        self.retries, self.backoff, self.temperature = retries, backoff, temperature
+                              timeout=timeout, max_retries=retries)
+        self.retries, self.temperature = retries, temperature
         self.max_reply_chars = max_reply_chars
         self.name = f"openai:{self.model}"
 
@@ -170,27 +175,40 @@ class OpenAIChat(ChatLLM):
 
         messages = ([{"role": "system", "content": system}] if system else []) + \
             [{"role": "user", "content": prompt}]
-        for attempt in range(self.retries + 1):
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=self.temperature)
-                content = response.choices[0].message.content
-                if not isinstance(content, str):
-                    raise LLMError(f"model {self.model!r} returned no text")
-                return self._reply(clean_reply(content, self.max_reply_chars))
-            except (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                    openai.APIConnectionError) as error:
-                if attempt == self.retries:
-                    raise LLMError(f"{self.name} failed after {attempt + 1} tries: "
-                                   f"{type(error).__name__}: {error}") from error
-                time.sleep(self.backoff * 2 ** attempt * (1 + random.random() / 4))
-            except openai.APIStatusError as error:
-                raise LLMError(f"{self.name} refused the request (HTTP {error.status_code}): "
-                               f"{error.message}") from error
-            except (AttributeError, IndexError, TypeError, ValueError) as error:
-                raise LLMError(f"{self.name} sent a reply that is not a chat completion: "
-                               f"{error}") from error
-        raise AssertionError("unreachable")
+        # One call: the client has already waited and retried when an error reaches us.
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model, messages=messages, temperature=self.temperature)
+            content = response.choices[0].message.content
+            if not isinstance(content, str):
+                raise LLMError(f"model {self.model!r} returned no text")
+            return self._reply(clean_reply(content, self.max_reply_chars))
+        except (openai.RateLimitError, openai.InternalServerError,
+                openai.APIConnectionError) as error:  # APITimeoutError is a connection error
+            tries = _tries(error)
+            raise LLMError(f"{self.name} failed after {tries} {'try' if tries == 1 else 'tries'}"
+                           f": {type(error).__name__}: {error}") from error
+        except openai.APIStatusError as error:  # 4xx; 408 and 409 only after their retries
+            tries = _tries(error)
+            after = f" after {tries} tries" if tries > 1 else ""
+            raise LLMError(f"{self.name} refused the request (HTTP {error.status_code}){after}: "
+                           f"{error.message}") from error
+        except (AttributeError, IndexError, TypeError, ValueError) as error:
+            raise LLMError(f"{self.name} sent a reply that is not a chat completion: "
+                           f"{error}") from error
+
+
+def _tries(error: Exception) -> int:
+    """How many requests the ``openai`` client sent before it gave up with ``error``.
+
+    The client numbers its retries in the ``x-stainless-retry-count`` header of every
+    request, and an ``openai.APIError`` keeps the last request it sent.
+    """
+    headers = getattr(getattr(error, "request", None), "headers", {})
+    try:
+        return int(headers.get("x-stainless-retry-count", "0")) + 1
+    except ValueError:
+        return 1
 
 
 class OfflineLLM(ChatLLM):

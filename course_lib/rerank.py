@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from .bm25 import BM25Stats
 from .node import DocNode
 from .ranking import best_first, passes, round_score
-from .retriever import validate_query, validate_topk
 from .text_tokens import char_ngrams, chinese_tokens, english_tokens
+from .validation import check_int, check_number, validate_query, validate_topk
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
 OUTPUT_FORMATS = (None, "content", "dict")
@@ -81,17 +84,30 @@ class RerankEndpoint:
     Configured by arguments or ``COURSE_RERANK_BASE_URL``, ``COURSE_RERANK_API_KEY``,
     ``COURSE_RERANK_MODEL``. Request: ``{model, query, documents}``; reply:
     ``{"results": [{"index": i, "relevance_score": s}, ...]}``.
+
+    Retries as the ``openai`` client does for chat and embeddings: after HTTP 429 or 5xx,
+    a timeout or a lost connection it waits, then tries again, at most ``retries`` more
+    times. The wait is the server's ``Retry-After`` in seconds, at most
+    ``MAX_RETRY_AFTER`` (a server asking for an hour gets a minute and another try);
+    without one (or with an HTTP date, which is not read), 0.5 s doubling per retry up to
+    8 s, minus up to 25 % random jitter so that many clients do not come back in step.
+    Any other 4xx (a bad key, a malformed request) fails at once: asking again cannot
+    help. ``sleep`` does the waiting; tests pass one that records instead.
     """
 
+    FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER = 0.5, 8.0, 60.0  # seconds
+
     def __init__(self, model: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, timeout: float = 30.0, retries: int = 2) -> None:
+                 api_key: str | None = None, timeout: float = 30.0, retries: int = 2,
+                 sleep: Callable[[float], object] = time.sleep) -> None:
         self.model = model or os.environ.get("COURSE_RERANK_MODEL")
         self.base_url = (base_url or os.environ.get("COURSE_RERANK_BASE_URL") or "").rstrip("/")
         self.api_key = api_key or os.environ.get("COURSE_RERANK_API_KEY")
         if not self.model or not self.base_url:
             raise ValueError("RerankEndpoint needs model= and base_url= (or COURSE_RERANK_MODEL "
                              "and COURSE_RERANK_BASE_URL)")
-        self.timeout, self.retries = timeout, retries
+        self.timeout, self.retries = timeout, check_int(retries, "retries", 0, 10)
+        self.sleep = sleep
         self.name = f"endpoint:{self.model}"
 
     def __call__(self, query: str, texts: list[str]) -> list[float]:
@@ -99,27 +115,53 @@ class RerankEndpoint:
 
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         payload = {"model": self.model, "query": query, "documents": texts}
-        last_error: Exception | None = None
-        for _ in range(self.retries + 1):
+        problem, retry_after = "", None
+        for retry in range(self.retries + 1):
+            if retry:
+                self.sleep(self.wait(retry, retry_after))
             try:
                 response = httpx.post(f"{self.base_url}/rerank", json=payload, headers=headers,
                                       timeout=self.timeout)
-                if response.status_code == 429 or response.status_code >= 500:
-                    last_error = RuntimeError(f"HTTP {response.status_code}")
-                    continue
-                response.raise_for_status()
-                results = response.json()["results"]
-                scores = [float("nan")] * len(texts)
-                for item in results:
-                    scores[int(item["index"])] = float(item["relevance_score"])
-                return scores
-            except (httpx.TransportError, RuntimeError) as error:
-                last_error = error
-            except (httpx.HTTPStatusError, KeyError, ValueError, TypeError, IndexError) as error:
-                raise RuntimeError(f"rerank endpoint {self.base_url} gave a bad reply: "
-                                   f"{error}") from error
+            except httpx.TransportError as error:  # a timeout or a lost connection
+                problem, retry_after = f"{type(error).__name__}: {error}", None
+                continue
+            if response.status_code == 429 or response.status_code >= 500:
+                problem = f"HTTP {response.status_code}"
+                retry_after = response.headers.get("retry-after")
+                continue
+            return self._scores(response, len(texts))
         raise RuntimeError(f"rerank endpoint {self.base_url} failed after "
-                           f"{self.retries + 1} tries: {last_error}")
+                           f"{self.retries + 1} tries: {problem}")
+
+    def wait(self, retry: int, retry_after: str | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1, 2, …).
+
+        >>> endpoint = RerankEndpoint("m", base_url="http://localhost:1")
+        >>> endpoint.wait(1, retry_after="2"), endpoint.wait(1, retry_after="3600")
+        (2.0, 60.0)
+        >>> 0.75 <= endpoint.wait(2) <= 1.0  # 0.5 s · 2, minus up to 25 % jitter
+        True
+        """
+        try:
+            asked = float(retry_after) if retry_after is not None else math.nan
+        except ValueError:  # an HTTP date: back off as if nothing was asked
+            asked = math.nan
+        if math.isfinite(asked) and asked >= 0:
+            return min(asked, self.MAX_RETRY_AFTER)
+        return min(self.FIRST_WAIT * 2 ** (retry - 1), self.MAX_WAIT) * (1 - random.random() / 4)
+
+    def _scores(self, response: Any, n_texts: int) -> list[float]:
+        if response.status_code >= 400:
+            raise RuntimeError(f"rerank endpoint {self.base_url} refused the request "
+                               f"(HTTP {response.status_code}): {response.text[:200]}")
+        try:
+            scores = [float("nan")] * n_texts
+            for item in response.json()["results"]:
+                scores[int(item["index"])] = float(item["relevance_score"])
+        except (KeyError, ValueError, TypeError, IndexError) as error:
+            raise RuntimeError(f"rerank endpoint {self.base_url} gave a bad reply: "
+                               f"{type(error).__name__}: {error}") from error
+        return scores
 
 
 # ---------------------------------------------------------------- the offline default
@@ -187,8 +229,8 @@ class FeatureReranker:
                 doc_freq = Counter(term for c in counts for term in c)
             else:
                 doc_freq = Counter({term: sum(term in c for c in counts) for term in terms[kind]})
-            mean_length = sum(sum(c.values()) for c in counts) / max(len(counts), 1)
-            stats[kind] = TermStats(len(counts), mean_length or 1.0, doc_freq)
+            lengths = [sum(c.values()) for c in counts]
+            stats[kind] = TermStats(BM25Stats.of_lengths(lengths), doc_freq)
         return stats
 
     def prepare(self, texts: Sequence[str]) -> None:
@@ -264,26 +306,25 @@ def zscore(values: np.ndarray) -> np.ndarray:
 
 @dataclass
 class TermStats:
-    """What BM25 needs to know about a collection: its size, mean length, document
-    frequencies. Same formula as :mod:`course_lib.bm25` (k1 = 1.5, b = 0.75, Lucene idf)."""
+    """A collection's BM25 statistics and its document frequencies by term, for scoring
+    one tokenised text at a time. The formula is :class:`course_lib.bm25.BM25Stats`'s
+    (k1 = 1.5, b = 0.75, Lucene idf); a term the collection lacks gets the idf of a
+    term in no document."""
 
-    n_docs: int
-    mean_length: float
+    stats: BM25Stats
     doc_freq: Counter[str]
-    k1: float = 1.5
-    b: float = 0.75
 
     def idf(self, term: str) -> float:
-        df = self.doc_freq.get(term, 0)
-        return math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
+        return float(self.stats.idf(self.doc_freq.get(term, 0)))
 
     def bm25(self, query_terms: list[str], doc_counts: Counter[str]) -> float:
-        norm = self.k1 * (1 - self.b + self.b * sum(doc_counts.values()) / self.mean_length)
+        """BM25 of the text with ``doc_counts``; a repeated query term counts each time."""
+        length = sum(doc_counts.values())
         score = 0.0
         for term in query_terms:
             tf = doc_counts.get(term, 0)
             if tf:
-                score += self.idf(term) * tf * (self.k1 + 1) / (tf + norm)
+                score += self.stats.weight(tf, length, self.idf(term))
         return score
 
 
@@ -373,11 +414,9 @@ class Reranker:
         if join is not False and output_format != "content":
             raise ValueError("join needs output_format='content'")
         self.topk = None if topk is None else validate_topk(topk)
-        if score_cut_off is not None and (isinstance(score_cut_off, bool)
-                                          or not isinstance(score_cut_off, (int, float))):
-            raise ValueError(f"score_cut_off must be a number, got {score_cut_off!r}")
         self.name, self.output_format, self.join = name, output_format, join
-        self.score_cut_off = score_cut_off
+        self.score_cut_off = (None if score_cut_off is None
+                              else check_number(score_cut_off, "score_cut_off"))
         if name == "ModuleReranker":
             self.scorer = _as_scorer(model, **kwargs)
             self._rank = self._rank_with_model

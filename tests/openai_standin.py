@@ -1,7 +1,8 @@
 """A local stand-in server speaking the OpenAI HTTP protocol (and the common /rerank one).
 
 It lets tests drive the real `openai` client and real HTTP on 127.0.0.1. Behaviour is
-scripted per test: `server.plan` is a list of status codes to answer before succeeding.
+scripted per test: `server.plan` is a list of status codes to answer before succeeding,
+`server.error_headers` headers (e.g. `Retry-After`) those scripted errors carry.
 """
 
 import hashlib
@@ -22,6 +23,7 @@ class StandIn:
         self.malformed = False  # answer 200 with a body that is not the protocol
         self.replies = []       # chat replies to give, in order (then: "ok")
         self.delay = 0.0        # seconds to wait before answering (timeouts)
+        self.error_headers = {}  # headers sent with the scripted errors of `plan`
         self.requests = []
         server = self
 
@@ -32,7 +34,8 @@ class StandIn:
                 if server.delay:
                     time.sleep(server.delay)
                 if server.plan:
-                    self._send(server.plan.pop(0), {"error": {"message": "scripted"}})
+                    self._send(server.plan.pop(0), {"error": {"message": "scripted"}},
+                               server.error_headers)
                 elif server.malformed:
                     self._send(200, {"unexpected": True})
                 elif self.path.endswith("/embeddings"):
@@ -56,9 +59,11 @@ class StandIn:
                 else:
                     self._send(404, {"error": {"message": "no such route"}})
 
-            def _send(self, status, payload):
+            def _send(self, status, payload, headers=None):
                 data = json.dumps(payload).encode("utf-8")
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -1,3 +1,7 @@
+import time
+from types import SimpleNamespace
+
+import openai._base_client
 import pytest
 from openai_standin import StandIn
 
@@ -5,17 +9,34 @@ from course_lib import llm as llm_module
 from course_lib.llm import LLMError, OfflineLLM, OpenAIChat, Reply, get_llm
 
 
-@pytest.fixture()
-def server():
-    standin = StandIn()
+@pytest.fixture(scope="module")
+def shared_standin():
+    standin = StandIn()  # one server for the module: each close() waits up to 0.5 s
     yield standin
     standin.close()
 
 
 @pytest.fixture()
+def server(shared_standin):
+    """The shared stand-in, its script and record emptied for this test."""
+    standin = shared_standin
+    standin.plan, standin.replies, standin.requests = [], [], []
+    standin.malformed, standin.delay, standin.error_headers = False, 0.0, {}
+    return standin
+
+
+@pytest.fixture()
 def chat(server):
-    return OpenAIChat("test-model", base_url=server.url, api_key="k", retries=2, backoff=0.01,
-                      timeout=2.0)
+    return OpenAIChat("test-model", base_url=server.url, api_key="k", retries=2, timeout=2.0)
+
+
+@pytest.fixture()
+def pauses(monkeypatch):
+    """The waits the openai client asks for between tries, recorded instead of slept."""
+    recorded = []
+    monkeypatch.setattr(openai._base_client, "time",
+                        SimpleNamespace(sleep=recorded.append, time=time.time))
+    return recorded
 
 
 def test_chat_round_trip_with_the_real_client(server, chat):
@@ -27,30 +48,63 @@ def test_chat_round_trip_with_the_real_client(server, chat):
     assert body["messages"][0] == {"role": "system", "content": "be brief"}
 
 
-def test_retries_on_429_and_500_then_succeeds(server, chat):
+def test_retries_on_429_and_500_with_growing_jittered_pauses(server, chat, pauses):
     server.plan = [429, 500]
     assert chat.chat("x") == "ok"
     assert len(server.requests) == 3
+    # the client's backoff: 0.5 s, then 1 s, each minus up to 25 % jitter
+    assert len(pauses) == 2
+    assert 0.375 <= pauses[0] <= 0.5 and 0.75 <= pauses[1] <= 1.0
 
 
-def test_gives_up_after_the_retry_budget(server, chat):
+def test_the_pause_is_what_retry_after_asks_for(server, chat, pauses):
+    server.error_headers = {"Retry-After": "7"}
+    server.plan = [429, 503]
+    assert chat.chat("x") == "ok"
+    assert len(server.requests) == 3 and pauses == [7.0, 7.0]
+
+
+def test_gives_up_after_the_retry_budget(server, chat, pauses):
     server.plan = [503, 503, 503]
-    with pytest.raises(LLMError, match="failed after 3 tries"):
+    with pytest.raises(LLMError, match="failed after 3 tries: InternalServerError"):
         chat.chat("x")
+    assert len(server.requests) == 3 and len(pauses) == 2
 
 
-def test_client_errors_are_not_retried(server, chat):
+def test_no_retries_fails_at_once(server, pauses):
+    chat = OpenAIChat("m", base_url=server.url, retries=0)
+    server.plan = [429]
+    with pytest.raises(LLMError, match="failed after 1 try: RateLimitError"):
+        chat.chat("x")
+    assert len(server.requests) == 1 and pauses == []
+
+
+def test_a_server_asking_for_a_long_wait_is_not_retried(server, chat, pauses):
+    # The client retries only when Retry-After is at most two minutes; the message counts
+    # the requests really sent, not the retry budget.
+    server.error_headers = {"Retry-After": "600"}
+    server.plan = [429]
+    with pytest.raises(LLMError, match="failed after 1 try"):
+        chat.chat("x")
+    assert len(server.requests) == 1 and pauses == []
+
+
+def test_client_errors_are_not_retried(server, chat, pauses):
     server.plan = [401]
-    with pytest.raises(LLMError, match="HTTP 401"):
+    with pytest.raises(LLMError, match=r"refused the request \(HTTP 401\): .*scripted"):
         chat.chat("x")
-    assert len(server.requests) == 1
+    assert len(server.requests) == 1 and pauses == []
 
 
-def test_timeout_is_bounded(server):
-    slow = OpenAIChat("m", base_url=server.url, retries=1, backoff=0.01, timeout=0.3)
-    server.delay = 1.0
-    with pytest.raises(LLMError, match="Timeout"):
-        slow.chat("x")
+def test_timeout_is_bounded():
+    server = StandIn()  # its own: the late answer must not take the next test's script
+    try:
+        slow = OpenAIChat("m", base_url=server.url, retries=0, timeout=0.3)
+        server.delay = 1.0
+        with pytest.raises(LLMError, match="failed after 1 try: APITimeoutError"):
+            slow.chat("x")
+    finally:
+        server.close()
 
 
 def test_malformed_reply_is_a_clear_error(server, chat):

@@ -168,24 +168,60 @@ def test_cross_encoder_hub_name_offline_is_a_clear_error(monkeypatch):
         Reranker(model="BAAI/bge-reranker-large-not-cached")
 
 
-def test_rerank_endpoint_against_a_local_standin():
+@pytest.fixture(scope="module")
+def rerank_server():
+    """The local stand-in (one per module: each close() waits up to 0.5 s)."""
     server = StandIn()
-    try:
-        endpoint = RerankEndpoint("rerank-x", base_url=server.url, retries=1)
-        nodes = [DocNode(t, uid=t) for t in ("长城很长", "西湖很美")]
-        assert Reranker(model=endpoint, topk=1)(nodes, query="长城")[0].uid == "长城很长"
-        server.plan = [503]
-        assert len(endpoint("长城", ["长城很长"])) == 1  # retried
-        server.plan = [500, 500]
-        with pytest.raises(RuntimeError, match="failed after 2 tries"):
-            endpoint("长城", ["长城很长"])
-        server.malformed = True
-        with pytest.raises(RuntimeError, match="bad reply"):
-            endpoint("长城", ["长城很长"])
-    finally:
-        server.close()
+    yield server
+    server.close()
+
+
+@pytest.fixture()
+def endpoint_and_pauses(rerank_server):
+    """An endpoint with two retries whose waits are recorded, not slept; a fresh script."""
+    rerank_server.plan, rerank_server.requests = [], []
+    rerank_server.malformed, rerank_server.error_headers = False, {}
+    pauses = []
+    return RerankEndpoint("rerank-x", base_url=rerank_server.url, sleep=pauses.append), pauses
+
+
+def test_rerank_endpoint_against_a_local_standin(rerank_server, endpoint_and_pauses):
+    endpoint, pauses = endpoint_and_pauses
+    nodes = [DocNode(t, uid=t) for t in ("长城很长", "西湖很美")]
+    assert Reranker(model=endpoint, topk=1)(nodes, query="长城")[0].uid == "长城很长"
+    rerank_server.plan = [500, 500, 500]
+    with pytest.raises(RuntimeError, match="failed after 3 tries: HTTP 500"):
+        endpoint("长城", ["长城很长"])
+    rerank_server.malformed = True
+    with pytest.raises(RuntimeError, match="bad reply"):
+        endpoint("长城", ["长城很长"])
     with pytest.raises(ValueError, match="COURSE_RERANK_BASE_URL"):
         RerankEndpoint()
+    with pytest.raises(ValueError, match=r"retries must be an integer in \[0, 10\]"):
+        RerankEndpoint("m", base_url=rerank_server.url, retries=-1)
+
+
+def test_rerank_endpoint_waits_as_retry_after_says(rerank_server, endpoint_and_pauses):
+    endpoint, pauses = endpoint_and_pauses
+    rerank_server.plan, rerank_server.error_headers = [429], {"Retry-After": "3"}
+    assert endpoint("长城", ["长城很长"]) == [1.0]
+    assert pauses == [3.0] and len(rerank_server.requests) == 2
+
+
+def test_rerank_endpoint_backs_off_after_5xx(rerank_server, endpoint_and_pauses):
+    endpoint, pauses = endpoint_and_pauses
+    rerank_server.plan = [500, 503]
+    assert endpoint("长城", ["长城很长"]) == [1.0]
+    assert len(rerank_server.requests) == 3 and len(pauses) == 2
+    assert 0.375 <= pauses[0] <= 0.5 and 0.75 <= pauses[1] <= 1.0  # doubling, jittered
+
+
+def test_rerank_endpoint_does_not_retry_other_4xx(rerank_server, endpoint_and_pauses):
+    endpoint, pauses = endpoint_and_pauses
+    rerank_server.plan = [400]
+    with pytest.raises(RuntimeError, match=r"refused the request \(HTTP 400\)"):
+        endpoint("长城", ["长城很长"])
+    assert len(rerank_server.requests) == 1 and pauses == []
 
 
 class SidedEmbedder:
