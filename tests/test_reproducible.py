@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from course_lib.embeddings import read_cache
 from course_lib.reproduce import format_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,13 +97,10 @@ def reproduced(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
 
 
 def _vectors(cache: Path) -> dict[str, dict[str, bytes]]:
-    """{model file: {text hash: vector bytes}} of a cache's embeddings."""
-    found = {}
-    for path in sorted((cache / "embeddings").glob("*.npz")):
-        with np.load(path) as data:
-            found[path.name] = {k: v.tobytes() for k, v in zip(data["keys"].tolist(),
-                                                               data["vectors"], strict=True)}
-    return found
+    """{model folder: {text hash: vector bytes}} of a cache's embeddings (every shard,
+    checked: a damaged one fails the test rather than being rebuilt)."""
+    return {folder.name: {k: v.tobytes() for k, v in read_cache(folder).items()}
+            for folder in sorted((cache / "embeddings").iterdir()) if folder.is_dir()}
 
 
 def test_reproduce_is_identical_on_other_kernels_threads_and_seeds(reproduced):
@@ -115,7 +113,7 @@ def test_reproduce_is_identical_on_other_kernels_threads_and_seeds(reproduced):
     # runs on numpy, so another BLAS kernel changes its last bits (which the tables,
     # compared at six decimals, do not see): the same texts, vectors equal to 1e-5.
     first_vectors, second_vectors = _vectors(first_cache), _vectors(second_cache)
-    e5, use = "multilingual-e5-small-q4.npz", "use-multilingual-v3.npz"
+    e5, use = "multilingual-e5-small-q4", "use-multilingual-v3"
     assert first_vectors[e5] == second_vectors[e5]
     assert first_vectors[use].keys() == second_vectors[use].keys()
     for key, vector in first_vectors[use].items():
