@@ -69,6 +69,8 @@ def problem(value: Any, shape: Any, where: str) -> str | None:
     if isinstance(shape, list):
         if not isinstance(value, list):
             return f"{where} must be a list, got {type_name(type(value))}"
+        if shape[0] is str and all(isinstance(item, str) for item in value):
+            return None  # the common long list (a vocabulary): one fast pass
         problems = (problem(item, shape[0], f"{where}[{i}]") for i, item in enumerate(value))
         return next((p for p in problems if p), None)
     if not isinstance(value, dict):

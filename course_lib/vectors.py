@@ -87,13 +87,17 @@ class DenseVectors:
         broken by position (:func:`~course_lib.ranking.top_k`), so the order is the same
         on every machine. ``"hnsw"`` returns only vectors its graph search reaches."""
         q = self._query(query)
-        if self.backend == "faiss" and mask is None:
-            scores = self._best_scores(q, k)  # faiss's own top-k, widened over ties
-        else:
-            scores = self._scores(q)
-        eligible = np.isfinite(scores) if mask is None else mask & np.isfinite(scores)
-        ids = top_k(scores, k, eligible)
-        return ids, scores[ids]
+        if self._index is None or (mask is not None and self.backend == "faiss"):
+            scores = self._scores(q)  # every vector scored: the mask applies to all
+            ids = top_k(scores, k, mask)
+            return ids, scores[ids]
+        ids, values = self._candidates(q, k)
+        order = np.argsort(ids)  # by position, so top_k's ties go to the earlier vector
+        ids, values = ids[order], values[order]
+        if mask is not None:
+            ids, values = ids[mask[ids]], values[mask[ids]]
+        best = top_k(values, k)
+        return ids[best], values[best]
 
     def scores(self, query: Any) -> np.ndarray:
         """Similarity to every stored vector, in storage order. ``"hnsw"`` scores only
@@ -103,26 +107,30 @@ class DenseVectors:
     def _scores(self, q: np.ndarray) -> np.ndarray:
         if self._index is None:
             return (self.matrix @ q[0]).astype(np.float64)
-        reach = self.ef_search if self.backend == "hnsw" else len(self)
-        return self._faiss_scores(q, reach)
+        ids, values = self._faiss_search(q, len(self) if self.backend == "faiss"
+                                         else self.ef_search)
+        out = np.full(len(self), -np.inf)
+        out[ids] = values
+        return out
 
-    def _best_scores(self, q: np.ndarray, k: int) -> np.ndarray:
-        """Scores of faiss's ``k`` best (others ``-inf``), fetching more while the
-        ``k``-th rounded score ties with the next: faiss orders ties arbitrarily."""
+    def _candidates(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """What faiss returns for the ``k`` best: the vectors HNSW's search reaches, or
+        flat's top ``k`` widened while the ``k``-th rounded score ties with the next one
+        (faiss orders equal scores arbitrarily; every tied vector must be seen)."""
+        if self.backend == "hnsw":
+            return self._faiss_search(q, max(k, self.ef_search))
         fetch = min(k + 1, len(self))
         while True:
-            scores = self._faiss_scores(q, fetch)
-            fetched = np.sort(rounded(scores[np.isfinite(scores)]))[::-1]
-            if fetch == len(self) or fetched[k - 1] > fetched[-1]:
-                return scores
+            ids, values = self._faiss_search(q, fetch)
+            kept = rounded(values)
+            if fetch == len(self) or kept[min(k, len(kept)) - 1] > kept[-1]:
+                return ids, values
             fetch = min(2 * fetch, len(self))
 
-    def _faiss_scores(self, q: np.ndarray, k: int) -> np.ndarray:
-        values, ids = self._index.search(q, k)
+    def _faiss_search(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        values, ids = self._index.search(q, min(k, len(self)))
         found = ids[0] >= 0  # HNSW may return fewer than asked
-        out = np.full(len(self), -np.inf)
-        out[ids[0][found]] = values[0][found]
-        return out
+        return ids[0][found].astype(np.int64), values[0][found].astype(np.float64)
 
 
 class SparseVectors:
