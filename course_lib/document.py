@@ -22,13 +22,14 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from types import GeneratorType
 from typing import Any
 
 from .index import GroupIndex
 from .node import DocNode
 from .readers import READERS, ROOT, read_roots, register_reader
 from .text_splitter import SentenceSplitter
-from .validation import check_int
+from .validation import check_int, check_text
 
 __all__ = ["BUILTIN_GROUPS", "READERS", "ROOT", "Document", "GroupRule", "NodeTransform",
            "register_reader"]
@@ -62,7 +63,10 @@ class Document:
     """A set of documents and the node groups defined over them.
 
     Give exactly one source: ``dataset_path`` (a folder, read recursively),
-    ``files`` (paths) or ``texts`` (a list of strings or a ``{name: text}`` dict).
+    ``files`` (a list of paths) or ``texts`` (a list of strings or a ``{name: text}``
+    dict). What is read and what is refused — non-regular files, symlinks leaving the
+    folder, files over ``course_lib.readers.MAX_FILE_BYTES``, text that is not UTF-8, an
+    empty source — is described in :mod:`course_lib.readers`.
     ``embed`` is a function ``texts -> vectors`` or a ``{key: function}`` dict, used by
     embedding similarities such as ``cosine``; ``store`` (e.g. a
     :class:`~course_lib.milvus_store.MilvusStore`) keeps the vectors in a vector database.
@@ -73,11 +77,15 @@ class Document:
                  texts: Sequence[str] | dict[str, str] | None = None,
                  embed: Callable[[list[str]], Any] | dict[str, Callable[[list[str]], Any]]
                  | None = None, store: Any = None) -> None:
+        embed = _as_embed_dict(embed)  # checked before any file is read
+        self._setup(read_roots(dataset_path, files=files, texts=texts), embed, store)
+
+    def _setup(self, roots: list[DocNode], embed: dict[str, Callable[[list[str]], Any]],
+               store: Any) -> None:
         self._rules: dict[str, GroupRule] = {}
-        self._nodes: dict[str, list[DocNode]] = {ROOT: read_roots(dataset_path, files=files,
-                                                                    texts=texts)}
+        self._nodes: dict[str, list[DocNode]] = {ROOT: roots}
         self._indexes: dict[str, GroupIndex] = {}
-        self.embed = _as_embed_dict(embed)
+        self.embed = embed
         self.store = store  # e.g. a MilvusStore; used by Retriever(index="milvus")
         for name, (size, overlap) in BUILTIN_GROUPS.items():
             self.create_node_group(name, SentenceSplitter, chunk_size=size, chunk_overlap=overlap)
@@ -94,7 +102,8 @@ class Document:
         transform (it was not saved): they cannot be rebuilt, but the built-in chunk
         groups over the roots can.
         """
-        doc = cls(texts={}, embed=embed, store=store)
+        doc = cls.__new__(cls)  # not cls(texts={}): that refuses an empty knowledge base
+        doc._setup([], _as_embed_dict(embed), store)
         doc._nodes = {ROOT: [], **{name: [] for name in parents}}  # all built, maybe empty
         for name, parent in parents.items():
             if name == ROOT:
@@ -128,6 +137,10 @@ class Document:
         ``transform`` may be a function, a lambda, an object with ``__call__`` or a class
         (then it is constructed with ``**kwargs``). It receives the parent's text, or the
         parent node itself when ``trans_node=True`` or it is a :class:`NodeTransform`.
+        It must return a str, a :class:`DocNode` whose text is a str, a list (or
+        generator) of them, or ``None``; blank results are dropped. Anything else is a
+        ``TypeError`` naming the transform, the group and the parent node; an exception
+        raised by the transform itself propagates unchanged, with a note naming them.
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -181,17 +194,33 @@ class Document:
 
     @staticmethod
     def _transform_one(rule: GroupRule, parent: DocNode) -> list[DocNode]:
-        result = rule.transform(parent if rule.trans_node else parent.text)
+        """The children of ``parent`` in ``rule``'s group, checked and linked."""
+        try:
+            result = rule.transform(parent if rule.trans_node else parent.text)
+            if isinstance(result, GeneratorType):
+                result = list(result)  # a generator runs here: its errors get the note too
+        except Exception as error:
+            given = "the parent DocNode" if rule.trans_node else (
+                "the parent's text (a str; pass trans_node=True to get the DocNode)")
+            error.add_note(f"in transform {_transform_name(rule.transform)} of node group "
+                           f"{rule.name!r}, on parent node {parent.uid!r}; it was given {given}")
+            raise
+        where = f"transform {_transform_name(rule.transform)} of group {rule.name!r}"
         if result is None:
             result = []
         elif isinstance(result, (str, DocNode)):
             result = [result]
         elif not isinstance(result, (list, tuple)):
-            raise TypeError(f"transform of group {rule.name!r} must return str, DocNode or a "
-                            f"list of them, got {type(result).__name__}")
+            raise TypeError(f"{where} must return str, DocNode or a list of them (or None), "
+                            f"got {type(result).__name__} for parent node {parent.uid!r}")
         children = []
         for item in result:
             if isinstance(item, DocNode):
+                if not isinstance(item.text, str):
+                    raise TypeError(f"{where} returned a DocNode whose text is "
+                                    f"{type(item.text).__name__} ({item.text!r:.40}) for parent "
+                                    f"node {parent.uid!r}; it must return str, a DocNode whose "
+                                    "text is a str, or a list of them")
                 # A fresh node (same class, same extra fields): the transform may hand back
                 # a node that is already in the tree.
                 item = dataclasses.replace(item, parent=None, children={}, embeddings={},
@@ -199,10 +228,12 @@ class Document:
             elif isinstance(item, str):
                 item = DocNode(item)
             else:
-                raise TypeError(f"transform of group {rule.name!r} returned a "
-                                f"{type(item).__name__} inside its list; expected str or DocNode")
+                raise TypeError(f"{where} returned {type(item).__name__} {item!r:.40} inside "
+                                f"its list for parent node {parent.uid!r}; expected str or "
+                                "DocNode")
             if not item.text.strip():
                 continue  # empty results are dropped
+            check_text(item.text, f"node {len(children)} made by {where} from {parent.uid!r}")
             item.group = rule.name
             item.uid = f"{parent.uid}/{rule.name}[{len(children)}]"
             item.parent = parent
@@ -265,6 +296,16 @@ class Document:
         for step in reversed(target_chain[: target_chain.index(common)]):
             frontier = [child for n in frontier for child in n.children.get(step, [])]
         return frontier
+
+
+def _transform_name(transform: Any) -> str:
+    """How an error message names a transform: ``split_lines``, ``SplitOn(...)``, ``<lambda>``."""
+    if isinstance(transform, partial):
+        return _transform_name(transform.func)
+    name = getattr(transform, "__qualname__", None)
+    if isinstance(name, str):
+        return name.replace(".<locals>", "")
+    return f"{type(transform).__name__}(...)"
 
 
 def _not_rebuildable(name: str) -> Callable[[Any], Any]:

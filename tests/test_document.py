@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from course_lib import ROOT, DocNode, Document, NodeTransform, SentenceSplitter, register_reader
@@ -196,3 +198,43 @@ def test_docnode_identity_and_scored_copies():
     assert scored == node and scored is not node and node.score is None
     assert len({node, scored}) == 1
     assert "score=0.5000" in repr(scored)
+
+
+def test_text_reader_reads_another_encoding_when_registered(tmp_path):
+    from course_lib.readers import text_reader
+
+    (tmp_path / "old.gbk").write_bytes("长城很长。".encode("gbk"))
+    register_reader(".gbk", text_reader("gbk"))
+    try:
+        assert Document(files=[tmp_path / "old.gbk"]).get_nodes(ROOT)[0].text == "长城很长。"
+    finally:
+        READERS.pop(".gbk")
+
+
+def test_size_limit_is_inclusive_and_adjustable(tmp_path, monkeypatch):
+    from course_lib import readers
+
+    (tmp_path / "a.txt").write_text("x" * 10, encoding="utf-8")
+    monkeypatch.setattr(readers, "MAX_FILE_BYTES", 10)
+    assert Document(tmp_path).get_nodes(ROOT)[0].text == "x" * 10
+    monkeypatch.setattr(readers, "MAX_FILE_BYTES", 9)
+    with pytest.raises(ValueError, match="is 10 bytes, above the limit of 9 bytes"):
+        Document(tmp_path)
+
+
+def test_symlinks_inside_the_folder_are_read(tmp_path):
+    if not hasattr(os, "symlink") or os.name != "posix":
+        pytest.skip("symlinks need a POSIX system")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("甲。", encoding="utf-8")
+    (tmp_path / "b.txt").symlink_to(tmp_path / "sub" / "a.txt")
+    roots = Document(tmp_path).get_nodes(ROOT)
+    assert [(r.uid, r.text) for r in roots] == [("b.txt", "甲。"), ("sub/a.txt", "甲。")]
+
+
+def test_generator_transforms_and_nodes_made_elsewhere():
+    doc = Document(texts=TEXTS)
+    doc.create_node_group("lines", transform=lambda t: (line for line in t.split("\n")))
+    assert [n.text for n in doc.get_nodes("lines")][:2] == ["第一段。第一段第二句。", "第二段。"]
+    empty = Document.from_nodes([], {})  # an empty document is allowed only from nodes
+    assert empty.get_nodes(ROOT) == [] and "FineChunk" in empty.groups()
