@@ -2,7 +2,8 @@
 
 It lets tests drive the real `openai` client and real HTTP on 127.0.0.1. Behaviour is
 scripted per test: `server.plan` is a list of status codes to answer before succeeding,
-`server.error_headers` headers (e.g. `Retry-After`) those scripted errors carry.
+`server.error_headers` headers (e.g. `Retry-After`) those scripted errors carry,
+`server.drip` makes it send each answer one byte at a time, that many seconds apart.
 """
 
 import hashlib
@@ -24,6 +25,7 @@ class StandIn:
         self.replies = []       # chat replies to give, in order (then: "ok")
         self.delay = 0.0        # seconds to wait before answering (timeouts)
         self.error_headers = {}  # headers sent with the scripted errors of `plan`
+        self.drip = 0.0         # seconds between the bytes of an answer (a slow drip)
         self.requests = []
         server = self
 
@@ -66,8 +68,15 @@ class StandIn:
                     self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._headers_buffer.append(b"\r\n")  # what end_headers() would send
+                raw, self._headers_buffer = b"".join(self._headers_buffer) + data, []
+                step = 1 if server.drip else len(raw)  # a drip: one byte at a time
+                try:
+                    for i in range(0, len(raw), step):
+                        time.sleep(server.drip)
+                        self.wfile.write(raw[i:i + step])
+                except OSError:  # the client gave up (a timeout) and closed the connection
+                    self.close_connection = True
 
             def log_message(self, *args):
                 pass

@@ -1,3 +1,4 @@
+import re
 import time
 from types import SimpleNamespace
 
@@ -6,7 +7,9 @@ import pytest
 from openai_standin import StandIn
 
 from course_lib import llm as llm_module
-from course_lib.llm import LLMError, OfflineLLM, OpenAIChat, Reply, get_llm
+from course_lib.llm import LLMError, OfflineLLM, OpenAIChat, Reply, check_base_url, get_llm
+
+SETTINGS = ("COURSE_LLM_BASE_URL", "COURSE_LLM_MODEL", "COURSE_LLM_API_KEY")
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +25,41 @@ def server(shared_standin):
     standin = shared_standin
     standin.plan, standin.replies, standin.requests = [], [], []
     standin.malformed, standin.delay, standin.error_headers = False, 0.0, {}
+    standin.drip = 0.0
     return standin
+
+
+@pytest.fixture(scope="module")
+def silent():
+    """A stand-in that answers only after 5 s: to every test here, a server that never does."""
+    standin = StandIn()
+    standin.delay = 5.0
+    yield standin
+    standin.close()
+
+
+@pytest.fixture(scope="module")
+def dripping():
+    """A stand-in that sends its answer (status line, headers, body) a byte per 0.1 s."""
+    standin = StandIn()
+    standin.drip = 0.1
+    yield standin
+    standin.close()
+
+
+@pytest.fixture()
+def no_settings(monkeypatch):
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def failing_call(chat):
+    """The LLMError ``chat.chat`` ends with, and the seconds it took."""
+    start = time.monotonic()
+    with pytest.raises(LLMError) as raised:
+        chat.chat("x")
+    return str(raised.value), time.monotonic() - start
 
 
 @pytest.fixture()
@@ -136,15 +173,15 @@ def test_tasks_parse_messy_model_output(server, chat):
     assert chat.summarize("…") == "长城是古代的防御工程。"
 
 
-def test_configuration_errors():
+def test_configuration_errors(no_settings):
     with pytest.raises(LLMError, match="COURSE_LLM_BASE_URL"):
         OpenAIChat(base_url=None, model=None)
     with pytest.raises(ValueError, match="retries"):
         OpenAIChat("m", base_url="http://127.0.0.1:9/v1", retries=99)
 
 
-def test_get_llm_falls_back_offline_with_one_notice(monkeypatch, capsys, server):
-    monkeypatch.delenv("COURSE_LLM_BASE_URL", raising=False)
+def test_get_llm_falls_back_offline_with_one_notice(no_settings, capsys, server):
+    monkeypatch = no_settings
     monkeypatch.setattr(llm_module, "_NOTICE_SHOWN", [])
     assert isinstance(get_llm(), OfflineLLM) and isinstance(get_llm(), OfflineLLM)
     assert capsys.readouterr().err.count("offline stand-in") == 1
@@ -166,3 +203,164 @@ def test_offline_llm_labels_everything_and_never_crashes():
     assert llm.judge("长城东起哪里？", "") is False
     assert llm.supported("长城东起山海关", [text]) and not llm.supported("长城在南京", [text])
     assert isinstance(Reply("x", "offline"), str)
+
+
+# -- deadlines: a bound on a hang, not a speed test ----------------------------------------
+# Each bound below is the deadline plus a margin of 1.5 s: without the deadline the call
+# would run for as long as the server drips (tens of seconds) or the 5 s of `silent`.
+MARGIN = 1.5
+
+
+def test_a_slow_drip_is_cut_off_by_the_timeout_of_the_try(dripping):
+    # A byte every 0.1 s never trips a per-read timeout of 1 s; the try's timeout holds.
+    chat = OpenAIChat("m", base_url=dripping.url, timeout=1.0, retries=0)
+    message, seconds = failing_call(chat)
+    assert seconds < 1.0 + MARGIN
+    assert re.search(r"failed after 1 try: APITimeoutError.*within timeout=1 s per try", message)
+
+
+def test_the_deadline_covers_every_try_and_every_wait(silent, capsys):
+    chat = OpenAIChat("m", base_url=silent.url, timeout=0.3, deadline=1.5, retries=3)
+    message, seconds = failing_call(chat)
+    assert seconds < 1.5 + MARGIN
+    assert f"at {silent.url} gave no complete reply within the deadline of 1.5 s" in message
+    assert "timeout=0.3 s" in message and "deadline=" in message
+    # one notice per retry made, and the tries counted in the message
+    tries = int(re.search(r"\((\d+) tries", message).group(1))
+    notices = capsys.readouterr().err.splitlines()
+    assert len(notices) == tries - 1 >= 1
+    assert notices[0] == (f"LLM at {silent.url} not answering (no complete reply within "
+                          "0.3 s), retrying (1/3)…")
+
+
+def test_a_drip_is_cut_off_by_the_deadline_when_the_timeout_is_longer(dripping):
+    chat = OpenAIChat("m", base_url=dripping.url, timeout=60, deadline=0.8, retries=3)
+    message, seconds = failing_call(chat)
+    assert seconds < 0.8 + MARGIN
+    assert "within the deadline of 0.8 s (1 try" in message
+
+
+def test_retry_notices_name_the_url_the_failure_and_the_count(server, chat, pauses, capsys):
+    server.plan = [503, 429]
+    assert chat.chat("x") == "ok"
+    assert capsys.readouterr().err.splitlines() == [
+        f"LLM at {server.url} answered HTTP 503, retrying (1/2)…",
+        f"LLM at {server.url} answered HTTP 429, retrying (2/2)…"]
+
+
+def test_no_notice_when_asked_for_none(server, pauses, capsys):
+    chat = OpenAIChat("m", base_url=server.url, retries=2, notice=False)
+    server.plan = [503]
+    assert chat.chat("x") == "ok"
+    assert capsys.readouterr().err == ""
+
+
+def test_a_connection_refused_is_retried_with_a_notice_and_named(pauses, capsys):
+    chat = OpenAIChat("m", base_url="http://127.0.0.1:9/v1", retries=1)
+    message, _ = failing_call(chat)
+    assert "failed after 2 tries: APIConnectionError" in message
+    assert "LLM at http://127.0.0.1:9/v1 not reachable (ConnectError" in message
+    assert "retrying (1/1)…" in capsys.readouterr().err
+
+
+def test_a_wait_past_the_deadline_is_not_taken(server, pauses):
+    # Retry-After: 100 is within what the client honours (two minutes), but not within
+    # a deadline of 5 s: the call fails at once instead of sleeping 100 s.
+    chat = OpenAIChat("m", base_url=server.url, deadline=5)
+    server.error_headers = {"Retry-After": "100"}
+    server.plan = [503]
+    message, seconds = failing_call(chat)
+    assert len(server.requests) == 1 and pauses == []
+    assert "not retried: a retry would wait 100 s, past the deadline of 5 s" in message
+
+
+def test_the_deadline_holds_through_a_proxy_from_the_environment(silent, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", silent.url.removesuffix("/v1"))
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    chat = OpenAIChat("m", base_url="http://llm.invalid/v1", timeout=0.5, deadline=0.8,
+                      retries=0)
+    before = len(silent.requests)
+    message, seconds = failing_call(chat)
+    assert seconds < 0.8 + MARGIN and len(silent.requests) == before + 1
+    assert silent.requests[-1][0] == "http://llm.invalid/v1/chat/completions"  # via the proxy
+
+
+def test_the_network_layer_is_wrapped_on_the_pinned_httpx2():
+    # The one private attribute the deadline relies on (httpx2 2.16's pool backend).
+    transport = llm_module._deadline_transport("http://127.0.0.1:9/v1")
+    assert isinstance(transport._inner._pool._network_backend, llm_module._DeadlineBackend)
+
+
+def test_outside_a_call_the_network_layer_changes_nothing(server):
+    import httpx2
+
+    with httpx2.Client(transport=llm_module._deadline_transport(server.url)) as client:
+        response = client.post(f"{server.url}/chat/completions",
+                               json={"model": "m", "messages": []})
+    assert response.json()["choices"][0]["message"]["content"] == "ok"
+
+
+# -- configuration ----------------------------------------------------------------------
+@pytest.mark.parametrize("present, missing", [
+    (("COURSE_LLM_BASE_URL", "COURSE_LLM_API_KEY"), "COURSE_LLM_MODEL is not set"),
+    (("COURSE_LLM_MODEL", "COURSE_LLM_API_KEY"), "COURSE_LLM_BASE_URL is not set"),
+    (("COURSE_LLM_BASE_URL",), "COURSE_LLM_MODEL is not set"),
+    (("COURSE_LLM_API_KEY",), "COURSE_LLM_BASE_URL and COURSE_LLM_MODEL are not set"),
+])
+def test_a_partial_configuration_names_what_is_missing(no_settings, present, missing):
+    values = {"COURSE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "COURSE_LLM_MODEL": "m",
+              "COURSE_LLM_API_KEY": "k"}
+    for name in present:
+        no_settings.setenv(name, values[name])
+    with pytest.raises(LLMError) as raised:
+        get_llm()
+    message = str(raised.value)
+    assert missing in message and f"(set: {', '.join(present)})" in message
+    assert "offline stand-in" in message  # the other way out
+
+
+def test_blank_settings_count_as_unset_and_arguments_complete_them(no_settings, capsys):
+    no_settings.setenv("COURSE_LLM_MODEL", "  ")
+    assert isinstance(get_llm(notice=False), OfflineLLM)
+    no_settings.setenv("COURSE_LLM_BASE_URL", " http://127.0.0.1:9/v1 ")
+    llm = get_llm(model="m", notice=False)
+    assert isinstance(llm, OpenAIChat) and llm.base_url == "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize("url, problem", [
+    ("htp//127.0.0.1:8000/v1", "does not start with http:// or https://"),
+    ("localhost:11434/v1", "does not start with http:// or https://"),
+    ("htp://127.0.0.1:8000/v1", "scheme 'htp' is not http or https"),
+    ("http:///v1", "no host name"),
+    ("http://127.0.0.1:80a/v1", "Port could not be cast"),
+    ("http://exa mple.com/v1", "contains a space"),
+    ("", "is empty"),
+    ("https://api.openai.com/v1/chat/completions", "the client adds itself"),
+])
+def test_a_malformed_url_is_refused_before_any_request(no_settings, url, problem):
+    with pytest.raises(ValueError) as raised:
+        OpenAIChat("m", base_url=url)
+    message = str(raised.value)
+    assert message.startswith("base_url must be an http:// or https:// URL with a host, e.g.")
+    assert repr(url) in message and problem in message
+    no_settings.setenv("COURSE_LLM_BASE_URL", url or " ")
+    no_settings.setenv("COURSE_LLM_MODEL", "m")
+    if url:
+        with pytest.raises(ValueError, match=f"COURSE_LLM_BASE_URL must be .*{re.escape(problem)}"):
+            get_llm()
+
+
+def test_valid_urls_pass_the_check():
+    for url in ("http://localhost:11434/v1", "https://api.deepseek.com/v1",
+                "https://dashscope.aliyuncs.com/compatible-mode/v1", "http://[::1]:8000/v1"):
+        assert check_base_url(url) == url
+
+
+@pytest.mark.parametrize("argument, value", [
+    ("timeout", -1), ("timeout", 0), ("timeout", float("nan")), ("timeout", float("inf")),
+    ("timeout", "5"), ("deadline", -1.0), ("deadline", None), ("deadline", True),
+])
+def test_bad_seconds_are_refused(argument, value):
+    with pytest.raises(ValueError, match=rf"{argument} must be a number of seconds in \(0, 3600\]"):
+        OpenAIChat("m", base_url="http://127.0.0.1:9/v1", **{argument: value})
