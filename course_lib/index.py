@@ -95,14 +95,32 @@ class GroupIndex:
         """The group's nodes (built by the document on first use)."""
         return self.doc.get_nodes(self.group)
 
+    def require_nodes(self) -> list[DocNode]:
+        """The group's nodes, or a ``ValueError`` naming the group if it has none.
+
+        An empty group has nothing to search, on any similarity (faiss would fail with
+        a bare ``AssertionError``, BM25 would answer ``[]`` as if no node matched): the
+        usual cause is a transform that returned nothing, or only blank text (blank
+        results are dropped), for every parent node.
+        """
+        nodes = self.nodes
+        if not nodes:
+            raise ValueError(f"node group {self.group!r} has no nodes, so there is nothing to "
+                             "retrieve from: its transform returned nothing (or only blank "
+                             "text) for every parent node, or the document has no text; check "
+                             "the transform on a parent node's text")
+        return nodes
+
     # -- the one entry point ----------------------------------------------------
     def search(self, similarity: Similarity, query: str, k: int, mask: np.ndarray | None = None,
                key: str | None = None, backend: str = "faiss") -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` best ``(ids, scores)`` for the query text under ``similarity``.
 
         Text similarities see the query (BM25: its tokens); embedding similarities see
-        the query's vector under embed ``key``, searched with ``backend``.
+        the query's vector under embed ``key``, searched with ``backend``. A group with
+        no nodes is a ``ValueError`` (see :meth:`require_nodes`).
         """
+        self.require_nodes()
         if similarity.mode == "text":
             if isinstance(similarity, BM25Similarity):
                 return self.bm25_index(similarity).search(similarity.tokenizer(query), k, mask)

@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .validation import is_int
+
 _NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
           list: "a list", dict: "an object", type(None): "null"}
 
@@ -62,9 +64,8 @@ def problem(value: Any, shape: Any, where: str) -> str | None:
         return f"{where} must be {type_name(shape)}, got {type_name(type(value))}"
     if shape is None or shape in (int, float, str, object):
         fits = {None: value is None, object: True, str: isinstance(value, str),
-                int: isinstance(value, int) and not isinstance(value, bool),
-                float: (isinstance(value, int) and not isinstance(value, bool))
-                or (isinstance(value, float) and math.isfinite(value))}[shape]
+                int: is_int(value),
+                float: is_int(value) or (isinstance(value, float) and math.isfinite(value))}[shape]
         return None if fits else f"{where} must be {type_name(shape)}, got {value!r:.60}"
     if isinstance(shape, list):
         if not isinstance(value, list):

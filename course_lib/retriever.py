@@ -14,6 +14,7 @@ noise — notebook 01 shows by how much.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,12 +32,22 @@ from .vectors import BACKENDS
 class Retriever:
     """Retrieve the ``topk`` nodes of ``group_name`` most similar to a query.
 
+    ``similarity`` is the name of a registered similarity (a string; to combine several,
+    fuse several retrievers with :class:`~course_lib.fusion.MultiRetriever`).
     ``similarity_cut_off`` drops nodes whose score is not strictly above it (a float,
     or ``{embed_key: float}``). ``filters`` keeps nodes whose metadata value is in a
-    list, e.g. ``{"file_name": ["doc_01.txt"]}``. ``embed_keys`` picks the vectors an
-    embedding similarity uses (default: all of the document's); ``index`` picks the dense
-    vector index: ``"faiss"`` (exact, default), ``"numpy"`` (exact), ``"hnsw"``
-    (approximate, for large collections) or ``"milvus"`` (the document's vector store).
+    list of hashable values, e.g. ``{"file_name": ["doc_01.txt"]}``; a key that no node
+    of the group has in its metadata is an error listing the keys they have (a typo such
+    as ``"filename"`` would otherwise silently match nothing). ``embed_keys`` picks the
+    vectors an embedding similarity uses (default: all of the document's); ``index``
+    picks the dense vector index: ``"faiss"`` (exact, default), ``"numpy"`` (exact),
+    ``"hnsw"`` (approximate, for large collections) or ``"milvus"`` (the document's
+    vector store).
+
+    Node groups are built lazily: what needs the group's nodes — the filter keys, and
+    that the group has nodes at all (a group whose transform kept nothing is a
+    ``ValueError`` naming it, on every similarity) — is checked here if the group is
+    already built, otherwise at the first retrieval.
     """
 
     def __init__(self, doc: Document, group_name: str, similarity: str = "bm25_chinese",
@@ -58,8 +69,13 @@ class Retriever:
             raise ValueError("index='milvus' needs a vector store: "
                              "Document(..., store=MilvusStore())")
         self.index = index
+        if group_name in doc.built_groups():
+            self._keep_mask(doc.index(group_name).require_nodes())
 
     def _validate_embed_keys(self, embed_keys: Sequence[str] | None) -> list[str]:
+        if isinstance(embed_keys, str):
+            raise TypeError(f"embed_keys must be a list of embed keys, e.g. [{embed_keys!r}], "
+                            f"got the string {embed_keys!r}")
         if self.similarity.mode != "embedding":
             if embed_keys:
                 raise ValueError(f"embed_keys only apply to embedding similarities; "
@@ -103,7 +119,7 @@ class Retriever:
         validate_query(query)
         topk = self.topk if topk is None else validate_topk(topk)
         index = self.doc.index(self.group_name)
-        nodes = index.nodes
+        nodes = index.require_nodes()
         mask = self._keep_mask(nodes)
         rankings = []
         for key in self.embed_keys or [None]:
@@ -122,15 +138,19 @@ class Retriever:
         return reciprocal_rank_fusion(rankings, topk=topk)
 
     def _keep_mask(self, nodes: list[DocNode]) -> np.ndarray | None:
-        """Which nodes pass the metadata filters (None: no filters), computed once."""
+        """Which nodes pass the metadata filters (None: no filters), computed once; a
+        filter key that none of ``nodes`` has in its metadata is a ``ValueError``."""
         if not self.filters:
             return None
         if getattr(self, "_mask", None) is None or len(self._mask) != len(nodes):
+            _check_filter_keys(self.filters, nodes, self.group_name)
             self._mask = np.array([_passes(n, self.filters) for n in nodes], dtype=bool)
         return self._mask
 
 
 def _validate_filters(filters: Any) -> dict[str, set[Any]]:
+    """``filters`` as ``{key: set of allowed values}``, or a ``TypeError`` saying what a
+    filter must be: a dict of lists of hashable values (the values are kept in a set)."""
     if filters is None:
         return {}
     if not isinstance(filters, dict):
@@ -138,10 +158,32 @@ def _validate_filters(filters: Any) -> dict[str, set[Any]]:
                         f"{type(filters).__name__}")
     checked = {}
     for key, allowed in filters.items():
-        if isinstance(allowed, (str, bytes)) or not isinstance(allowed, (list, tuple, set)):
-            raise TypeError(f"filters[{key!r}] must be a list of allowed values, got {allowed!r}")
+        if isinstance(allowed, (str, bytes)) or not isinstance(allowed,
+                                                               (list, tuple, set, frozenset)):
+            raise TypeError(f"filters[{key!r}] must be a list of allowed values, e.g. "
+                            f"{{{key!r}: ['a.txt']}}, got {allowed!r:.60}")
+        for position, value in enumerate(allowed):
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"filters[{key!r}] must be a list of hashable values (strings, "
+                                f"numbers, tuples) to compare with the nodes' metadata; item "
+                                f"{position} is a {type(value).__name__}: {value!r:.60}"
+                                ) from None
         checked[key] = set(allowed)
     return checked
+
+
+def _check_filter_keys(filters: dict[str, set[Any]], nodes: list[DocNode], group: str) -> None:
+    """A ``ValueError`` if a filter key is in no node's metadata: it names the unknown
+    key(s), the closest known one and every key the group's nodes have."""
+    known = sorted({key for node in nodes for key in node.metadata}, key=str)
+    unknown = [key for key in filters if key not in known]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), [str(k) for k in known], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"filters name metadata key(s) {unknown} that no node of group "
+                         f"{group!r} has{hint}; the keys its nodes have: {known}")
 
 
 def _passes(node: DocNode, filters: dict[str, set[Any]]) -> bool:

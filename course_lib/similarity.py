@@ -144,7 +144,22 @@ def register_bm25(name: str, tokenizer: Callable[[str], list[str]], **bm25_args:
 
 
 def get_similarity(name: str) -> Similarity:
-    """The registered similarity called ``name``, or a clear error listing the choices."""
+    """The registered similarity called ``name``, or a clear error listing the choices.
+
+    ``name`` must be a string: a list such as ``["bm25"]`` is a ``TypeError`` (one
+    retriever has one similarity; combine several with a
+    :class:`~course_lib.fusion.MultiRetriever`), an unknown name a ``ValueError``.
+
+    >>> get_similarity(["bm25"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: similarity must be the name of a registered similarity (a str), ...
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"similarity must be the name of a registered similarity (a str), "
+                        f"one of {sorted(SIMILARITIES)}; got {type(name).__name__} "
+                        f"{name!r:.60}. To combine several, make one Retriever each and "
+                        "merge them with MultiRetriever")
     try:
         return SIMILARITIES[name]
     except KeyError:

@@ -33,12 +33,20 @@ ValueError: topk must be an integer in [1, 10], got 3.5
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
 
 TOPK_RANGE = (1, 10000)
-MAX_QUERY_CHARS = 1_000_000
+# The longest query every retrieval path serves in bounded time and memory. The dense
+# paths' cost grows with the query (measured on Chinese text, 2 threads): e5 embeds it in
+# 512-token windows of ~700 characters, ~1.3 s of CPU each (10,000 characters: 19 s,
+# 200,000: 350 s); USE's memory grows by ~13 kB a character (10,000: +130 MB, 200,000:
+# +2.6 GB). At 2,000 characters e5 takes ~2 s, USE +21 MB, BM25 (jieba or characters)
+# 0.02 s. That holds any question (CMRC's longest is 54 characters) and any paragraph of
+# the course's corpora used as a query (the longest is 968).
+MAX_QUERY_CHARS = 2_000
 
 
 def is_int(value: Any) -> bool:
@@ -139,10 +147,24 @@ def validate_topk(topk: Any, name: str = "topk") -> int:
 
 
 def validate_query(query: Any) -> str:
-    """``query`` unchanged if it is a non-blank string of at most ``MAX_QUERY_CHARS``.
+    """``query`` unchanged if it is a non-blank string of valid Unicode text (see
+    :func:`check_text`) of at most ``MAX_QUERY_CHARS`` characters.
 
-    A wrong type is a ``TypeError`` (a list of questions, ``None``); an empty or huge
-    string is a ``ValueError``.
+    A wrong type is a ``TypeError`` (a list of questions, ``None``); an empty string, a
+    string longer than the limit or one holding a lone surrogate is a ``ValueError``.
+    Every path that takes a query (Retriever, MultiRetriever, Reranker, the query
+    rewriters, MultiPathRAG) calls this first, so each refuses the same queries with the
+    same message. The limit is one that every retrieval path serves in bounded time and
+    memory: the dense embedders' cost grows with the query's length (e5 embeds a long
+    text window by window), while a question is rarely more than a few hundred
+    characters.
+
+    >>> validate_query("长城有多长？")
+    '长城有多长？'
+    >>> validate_query("长城" * 10_000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: query has 20,000 characters; the limit is ... (MAX_QUERY_CHARS)...
     """
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
@@ -150,5 +172,29 @@ def validate_query(query: Any) -> str:
         raise ValueError("query is empty: give the question to retrieve for")
     if len(query) > MAX_QUERY_CHARS:
         raise ValueError(f"query has {len(query):,} characters; the limit is "
-                         f"{MAX_QUERY_CHARS:,}")
-    return query
+                         f"{MAX_QUERY_CHARS:,} (MAX_QUERY_CHARS), so that every retrieval "
+                         "path answers in bounded time and memory (a dense embedder's cost "
+                         "grows with the query): ask with a shorter query, e.g. the question "
+                         "or the key sentences of a passage")
+    return check_text(query, "query")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(text: str, name: str) -> str:
+    """``text`` unchanged unless it holds a lone surrogate (``"\\ud800"``), which no
+    encoder, tokenizer or file can take: then ``ValueError`` naming ``name`` and the
+    position. ``name`` says whose text it is (``"query"``, ``"texts['a.txt']"``).
+
+    >>> check_text("长城\\ud800", "texts['a.txt']")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: texts['a.txt'] holds a lone surrogate '\\ud800' at position 2, which is not ...
+    """
+    found = None if text.isascii() else _SURROGATE.search(text)
+    if found is not None:
+        raise ValueError(f"{name} holds a lone surrogate {found.group()!r} at position "
+                         f"{found.start()}, which is not valid Unicode: remove it, or clean the "
+                         "text with text.encode('utf-8', 'replace').decode('utf-8')")
+    return text
