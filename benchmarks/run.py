@@ -12,12 +12,15 @@ with a fixed seed, from the word frequencies of CMRC 2018), it measures
 * dense search at 100k vectors: exact faiss ``IndexFlatIP`` vs HNSW (recall@10, speed-up);
 * on the real CMRC knowledge base: embedding throughput of the two offline models (USE
   and multilingual-e5-small), the best pipeline's time per query once indexed, and
-  loading a saved knowledge base vs rebuilding it.
+  loading a saved knowledge base vs rebuilding it;
+* memory that must not grow: 2,000 distinct queries (one in 50 as long as allowed)
+  through a BM25 Retriever and the FeatureReranker over the sample corpus; resident
+  memory after 200 and after 2,000 queries, and the sizes of the token caches.
 
 Speed is reported as **ratios within this run** (absolute times depend on the machine).
 Writes ``benchmarks/results.json`` and ``benchmarks/cost_vs_size.html``.
 
-    python benchmarks/run.py [--sizes 1000 10000] [--queries 50]
+    python benchmarks/run.py [--sizes 1000 10000] [--queries 50] [--memory-queries 2000]
 """
 
 from __future__ import annotations
@@ -274,6 +277,70 @@ def bench_knowledge_base(paragraphs: int = 64, queries: int = 50) -> dict[str, f
             "persist_load_speedup": round(build_s / load_s, 1)}
 
 
+# RSS growth from query 200 to 2,000 that still counts as flat. Before the token caches
+# were bounded the same run grew 11 MB (35 MB with 20,000-character queries).
+MEMORY_GROWTH_BOUND_MB = 5.0
+LONG_QUERY_EVERY, LONG_QUERY_CHARS = 50, 20_000
+
+
+def memory_queries(words: list[str], n: int, seed: int = 2) -> list[str]:
+    """``n`` distinct queries: 3–10 corpus words and a number; one in ``LONG_QUERY_EVERY``
+    (starting at the 26th) is as long as a query may be (``MAX_QUERY_CHARS``, at most
+    ``LONG_QUERY_CHARS``): a pasted document."""
+    from course_lib.validation import MAX_QUERY_CHARS
+
+    rng = np.random.default_rng(seed)
+    long_chars = min(LONG_QUERY_CHARS, MAX_QUERY_CHARS)
+    queries = []
+    for i in range(n):
+        if i % LONG_QUERY_EVERY == LONG_QUERY_EVERY // 2:
+            text = "".join(rng.choice(words, long_chars // 2).tolist()) + f"第{i}问"
+            queries.append(text[-long_chars:])
+        else:
+            queries.append("".join(rng.choice(words, int(rng.integers(3, 11))).tolist())
+                           + f"{i}年？")
+    return queries
+
+
+def bench_memory(n_queries: int = 2_000) -> dict[str, float]:
+    """Resident memory after ``n_queries // 10`` and after ``n_queries`` distinct queries
+    through BM25 (jieba words) and the FeatureReranker (no embedder: fast and offline).
+    Flat means: growth between the two below ``MEMORY_GROWTH_BOUND_MB``. The caches are
+    bounded (:class:`course_lib.text_tokens.TextCache`), so what they hold is reported too."""
+    import gc
+
+    from course_lib import Document, Reranker, Retriever, load_sample, split_paragraphs
+    from course_lib.text_tokens import JIEBA_CACHE, chinese_tokens
+
+    texts, _ = load_sample()
+    doc = Document(texts={k: v for k, v in texts.items() if k.endswith(".txt")})
+    doc.create_node_group("paragraph", transform=split_paragraphs)
+    retrieve = Retriever(doc, "paragraph", "bm25_chinese", topk=10)
+    rerank = Reranker("ModuleReranker", embedder=None, topk=3)
+    words = sorted({w for text in texts.values() for w in chinese_tokens(text) if len(w) > 1})
+    queries = memory_queries(words, n_queries)
+    checkpoint = max(1, n_queries // 10)
+    result: dict[str, float] = {"memory_queries": n_queries, "memory_checkpoint": checkpoint}
+    started = time.perf_counter()
+    for i, query in enumerate(queries, start=1):
+        rerank(retrieve(query), query=query)
+        if i == checkpoint:
+            gc.collect()
+            result["rss_mb_at_checkpoint"] = round(rss_mb(), 1)
+    gc.collect()
+    result["rss_mb_at_end"] = round(rss_mb(), 1)
+    result["memory_seconds"] = round(time.perf_counter() - started, 2)
+    growth = result["rss_mb_at_end"] - result["rss_mb_at_checkpoint"]
+    result["rss_growth_mb"] = round(growth, 1)
+    result["memory_growth_bound_mb"] = MEMORY_GROWTH_BOUND_MB
+    result["memory_flat"] = bool(growth < MEMORY_GROWTH_BOUND_MB)
+    result["jieba_cache_entries"] = len(JIEBA_CACHE)
+    result["jieba_cache_chars"] = JIEBA_CACHE.chars
+    result["reranker_cache_entries"] = len(rerank.scorer.cache)
+    result["reranker_cache_chars"] = rerank.scorer.cache.chars
+    return result
+
+
 def chart(results: dict, path: Path) -> None:
     import plotly.graph_objects as go
 
@@ -300,6 +367,10 @@ def main(argv: list[str] | None = None) -> dict:
                         help="rank_bm25 is slow: how many queries to time it on")
     parser.add_argument("--skip-dense", action="store_true")
     parser.add_argument("--skip-kb", action="store_true")
+    parser.add_argument("--memory-queries", type=int, default=2_000,
+                        help="distinct queries for the memory check (RSS after a tenth "
+                             "and after all)")
+    parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args(argv)
 
@@ -331,6 +402,16 @@ def main(argv: list[str] | None = None) -> dict:
         results["knowledge_base"] = bench_knowledge_base()
         results["persist_load_speedup"] = results["knowledge_base"]["persist_load_speedup"]
         print("knowledge base:", results["knowledge_base"], flush=True)
+    if not args.skip_memory:
+        memory = results["memory"] = bench_memory(args.memory_queries)
+        print(f"memory: RSS {memory['rss_mb_at_checkpoint']} MB after "
+              f"{memory['memory_checkpoint']:,} queries, {memory['rss_mb_at_end']} MB after "
+              f"{memory['memory_queries']:,} (growth {memory['rss_growth_mb']} MB, bound "
+              f"{memory['memory_growth_bound_mb']} MB: "
+              f"{'flat' if memory['memory_flat'] else 'GROWING'}); caches: jieba "
+              f"{memory['jieba_cache_entries']:,} texts / {memory['jieba_cache_chars']:,} chars,"
+              f" reranker {memory['reranker_cache_entries']:,} / "
+              f"{memory['reranker_cache_chars']:,}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     tmp = args.out / "results.json.tmp"
     tmp.write_text(json.dumps(results, indent=1), encoding="utf-8")

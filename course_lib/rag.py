@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .fusion import MultiRetriever, union
+from .fusion import MultiRetriever, check_path_result, union
 from .llm import ChatLLM, Reply, get_llm
 from .node import DocNode
 from .offline_llm import split_sentences
@@ -58,6 +58,17 @@ class MultiPathRAG:
         if rewrite not in (None, "expand", "multi"):
             raise ValueError(f"rewrite must be None, 'expand' or 'multi', got {rewrite!r}")
         context_size = check_int(context_size, "context_size", low=1)
+        for name, value, what in (("reranker", reranker, "a Reranker (nodes, query=...)"),
+                                  ("qa_path", qa_path, "a retriever query -> list of DocNodes")):
+            if value is not None and not callable(value):
+                raise TypeError(f"{name} must be None or {what}, got {type(value).__name__}: "
+                                f"{value!r:.60}")
+        if isinstance(reranker, Reranker) and reranker.output_format is not None:
+            raise ValueError(f"reranker must hand back nodes: build it with output_format=None "
+                             f"(the default), not {reranker.output_format!r}")
+        if llm is not None and not callable(getattr(llm, "answer", None)):
+            raise TypeError(f"llm must be None (the configured one) or a chat LLM from "
+                            f"get_llm() / OfflineLLM(), got {type(llm).__name__}")
         self.retriever = MultiRetriever(paths, max_workers=max_workers)
         self.llm = llm or get_llm()
         self.reranker, self.qa_path, self.rewrite = reranker, qa_path, rewrite
@@ -81,7 +92,8 @@ class MultiPathRAG:
             ranked = candidates[: self.context_size]
         qa_hits = []
         if self.qa_path is not None:
-            qa_hits = [n.with_score(n.score or 0.0) for n in self.qa_path(question)]
+            found = check_path_result("qa pairs", self.qa_path, self.qa_path(question))
+            qa_hits = [n.with_score(n.score or 0.0) for n in found]
             for rank, node in enumerate(qa_hits, start=1):
                 node.found_by = {"qa pairs": rank}
         return ranked, qa_hits, queries

@@ -37,8 +37,8 @@ import numpy as np
 from .bm25 import BM25Stats
 from .node import DocNode
 from .ranking import best_first, passes, round_score
-from .text_tokens import char_ngrams, chinese_tokens, english_tokens
-from .validation import check_int, check_number, validate_query, validate_topk
+from .text_tokens import TextCache, char_ngrams, chinese_tokens, english_tokens
+from .validation import check_int, check_number, is_number, validate_query, validate_topk
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
 OUTPUT_FORMATS = (None, "content", "dict")
@@ -186,20 +186,37 @@ class FeatureReranker:
     A z-score says how far a candidate stands above the others on a feature, in units
     of their spread, so features on different scales add up fairly; the score is the
     mean z-score ("2.0" = two standard deviations above the pool, on average). The
-    weights are equal — nothing is fitted — unless you pass ``weights``. Statistics for
+    weights are equal — nothing is fitted — unless you pass ``weights`` (any finite
+    numbers, negative ones included: fitted coefficients are welcome). Statistics for
     idf come from ``corpus`` (e.g. all paragraphs) or, without it, from the candidates.
+
+    Memory: the token counts of candidate texts are kept in a least-recently-used
+    :class:`~course_lib.text_tokens.TextCache` of at most ``CACHE_ENTRIES`` entries and
+    ``cache_chars`` characters in all (each text twice, once for its words and once for
+    its character n-grams; about 60 bytes per character: 1,000,000 ≈ 60 MB at most); a
+    text over ``CACHE_TEXT_CHARS`` characters is counted each time, not kept. Queries
+    are never kept: each is counted once per call.
     """
 
+    CACHE_ENTRIES, CACHE_CHARS, CACHE_TEXT_CHARS = 32_768, 1_000_000, 10_000
+
     def __init__(self, corpus: Sequence[str] | None = None, embedder: Any = "default",
-                 language: str = "zh", weights: dict[str, float] | None = None) -> None:
+                 language: str = "zh", weights: dict[str, float] | None = None,
+                 cache_chars: int = CACHE_CHARS) -> None:
         if language not in ("zh", "en"):
             raise ValueError(f"language must be 'zh' or 'en', got {language!r}")
         if weights is not None:
+            if not isinstance(weights, dict):
+                raise ValueError(f"weights must be a dict feature -> number (features are "
+                                 f"{FEATURES}), got {type(weights).__name__}")
             unknown = sorted(set(weights) - set(FEATURES))
             if unknown:
                 raise ValueError(f"unknown feature(s) {unknown}; features are {FEATURES}")
+            for feature, weight in weights.items():
+                if not is_number(weight) or not math.isfinite(weight):
+                    raise ValueError(f"weights[{feature!r}] must be a finite number, "
+                                     f"got {weight!r}")
         self.language = language
-        self.words = chinese_tokens if language == "zh" else english_tokens
         self.weights = {f: 1.0 for f in FEATURES} if weights is None else \
             {f: float(weights.get(f, 0.0)) for f in FEATURES}
         if embedder == "default":
@@ -207,17 +224,25 @@ class FeatureReranker:
 
             embedder = default_embedder()
         self.embedder = embedder
-        self._tokens: dict[tuple[str, str], Counter[str]] = {}
+        self.cache: TextCache[Counter[str]] = TextCache(
+            self.CACHE_ENTRIES, check_int(cache_chars, "cache_chars", low=self.CACHE_TEXT_CHARS),
+            self.CACHE_TEXT_CHARS)
         self._corpus_stats = self._stats(corpus) if corpus is not None else None
         self.name = "feature-reranker"
 
     # -- statistics -------------------------------------------------------------
+    def _count(self, kind: str, text: str, cached: bool = True) -> Counter[str]:
+        """The token counts of ``text`` for ``kind`` (``"words"`` or ``"chars"``), not kept
+        here; ``cached=False`` also keeps jieba's cache out of it (for queries)."""
+        if kind == "chars":
+            return Counter(char_ngrams(text))
+        if self.language == "zh":
+            return Counter(chinese_tokens(text, cached=cached))
+        return Counter(english_tokens(text))
+
     def _counts(self, kind: str, text: str) -> Counter[str]:
-        key = (kind, text)
-        if key not in self._tokens:
-            tokens = self.words(text) if kind == "words" else char_ngrams(text)
-            self._tokens[key] = Counter(tokens)
-        return self._tokens[key]
+        """:meth:`_count`, kept in the bounded :attr:`cache` (do not change the result)."""
+        return self.cache(text, lambda t: self._count(kind, t), kind)
 
     def _stats(self, texts: Sequence[str], terms: dict[str, set[str]] | None = None
                ) -> dict[str, TermStats]:
@@ -247,11 +272,13 @@ class FeatureReranker:
     # -- features --------------------------------------------------------------
     def features(self, query: str, texts: list[str]) -> dict[str, np.ndarray]:
         """The raw (not yet z-scored) value of every feature for every candidate."""
-        query_terms = {kind: set(self._counts(kind, query)) for kind in ("words", "chars")}
+        query_counts = {kind: self._count(kind, query, cached=False)
+                        for kind in ("words", "chars")}
+        query_terms = {kind: set(counts) for kind, counts in query_counts.items()}
         stats = self._corpus_stats or self._stats(texts, query_terms)
         values: dict[str, np.ndarray] = {}
         for kind, feature in (("words", "bm25_words"), ("chars", "bm25_chars")):
-            terms = list(self._counts(kind, query).elements())
+            terms = list(query_counts[kind].elements())
             values[feature] = np.array([stats[kind].bm25(terms, self._counts(kind, t))
                                         for t in texts])
         query_words = query_terms["words"]
@@ -260,7 +287,7 @@ class FeatureReranker:
         values["term_coverage"] = np.array(
             [sum(idf[w] for w in query_words if w in self._counts("words", t)) / total
              for t in texts])
-        bigrams = {g for g in self._counts("chars", query) if len(g) == 2}
+        bigrams = {g for g in query_counts["chars"] if len(g) == 2}
         values["bigram_overlap"] = np.array(
             [len(bigrams & self._counts("chars", t).keys()) / max(len(bigrams), 1) for t in texts])
         if self.embedder is not None and self._uses_vectors():
@@ -351,6 +378,15 @@ class KeywordFilter:
         for name, keys in (("required_keys", required_keys), ("exclude_keys", exclude_keys)):
             if isinstance(keys, str):
                 raise TypeError(f"{name} must be a list of keys, got the string {keys!r}")
+            if not isinstance(keys, (list, tuple, set, frozenset)):
+                raise TypeError(f"{name} must be a list of keys (strings), "
+                                f"got {type(keys).__name__}")
+            for key in keys:
+                if not isinstance(key, str):
+                    raise TypeError(f"{name} must hold strings, got {type(key).__name__} "
+                                    f"{key!r:.40}")
+                if not key.strip():  # in every text: exclude_keys=[""] would drop everything
+                    raise ValueError(f"{name} must hold non-empty strings, got {key!r}")
         self.required, self.excluded = list(required_keys), list(exclude_keys)
         self.mode, self.language = mode, language
 
@@ -411,6 +447,8 @@ class Reranker:
         if output_format not in OUTPUT_FORMATS:
             raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, "
                              f"got {output_format!r}")
+        if not isinstance(join, (bool, str)):
+            raise ValueError(f"join must be True, False or a separator string, got {join!r}")
         if join is not False and output_format != "content":
             raise ValueError("join needs output_format='content'")
         self.topk = None if topk is None else validate_topk(topk)
@@ -433,10 +471,12 @@ class Reranker:
     def _rank_with_model(self, nodes: list[DocNode], query: str) -> list[DocNode]:
         scores = np.asarray(self.scorer(query, [n.text for n in nodes]), dtype=np.float64)
         if scores.shape != (len(nodes),):
-            raise ValueError(f"reranker model returned {scores.size} scores for "
-                             f"{len(nodes)} candidates")
+            raise ValueError(f"reranker model {_name(self.scorer)} must return one score per "
+                             f"candidate: got {scores.size} scores for {len(nodes)} candidates")
         if np.isnan(scores).any():
-            raise ValueError("reranker model returned NaN scores")
+            bad = np.flatnonzero(np.isnan(scores))[:5].tolist()
+            raise ValueError(f"reranker model {_name(self.scorer)} must return a number per "
+                             f"candidate: got NaN for candidates {bad}")
         order = best_first(scores)
         return [nodes[i].with_score(scores[i]) for i in order]
 
@@ -460,6 +500,11 @@ class Reranker:
         if self.join is False:
             return contents
         return ("" if self.join is True else self.join).join(contents)
+
+
+def _name(scorer: Any) -> str:
+    return repr(getattr(scorer, "name", None) or getattr(scorer, "__name__", None)
+                or type(scorer).__name__)
 
 
 def _as_scorer(model: Any, backend: str = "sentence-transformers", **kwargs: Any) -> Scorer:
@@ -492,9 +537,13 @@ def _registered(fn: Callable[..., Any], batch: bool, kwargs: dict[str, Any]
 
 
 def _unique(nodes: Sequence[DocNode]) -> list[DocNode]:
+    if isinstance(nodes, (str, bytes, DocNode)) or not isinstance(nodes, (list, tuple)):
+        raise TypeError(f"nodes must be a list of DocNodes (what a retriever returns), "
+                        f"got {type(nodes).__name__}")
     seen: dict[str, DocNode] = {}
     for node in nodes:
         if not isinstance(node, DocNode):
-            raise TypeError(f"rerankers take DocNodes, got {type(node).__name__}")
+            raise TypeError(f"nodes must be a list of DocNodes, got a {type(node).__name__} "
+                            f"in it: {node!r:.60}")
         seen.setdefault(node.uid, node)
     return list(seen.values())

@@ -10,17 +10,131 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 import jieba
+
+from .validation import check_int
 
 # jieba announces its dictionary load on stderr; that noise would make notebook
 # outputs differ between the first and later runs.
 jieba.setLogLevel(logging.WARNING)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+V = TypeVar("V")
+
+
+class TextCache(Generic[V]):
+    """A least-recently-used cache of what was computed from a text, bounded three ways.
+
+    * at most ``max_entries`` texts;
+    * at most ``max_chars`` characters of text over all entries — what an entry costs
+      grows with its text (a tuple of jieba words takes about 46 bytes per character of
+      the text, a ``Counter`` of character n-grams about 110), so a bound on entries
+      alone would not bound memory;
+    * a text longer than ``max_text_chars`` is never stored: it is computed each time it
+      comes (a 200,000-character text is rarely asked for twice, and would evict
+      hundreds of paragraphs).
+
+    When a new entry would cross a bound, the least recently used entries are dropped
+    first. With ``second_use=True`` a text is stored only when it comes a second time
+    while its hash is among the last ``max_entries`` new texts seen: a stream of
+    distinct queries then keeps nothing but those hashes (about 0.1 kB each), while
+    paragraphs that several indexes tokenise are kept from their second use on.
+
+    ``cache(text, compute, kind)`` returns ``compute(text)``, from the cache when
+    ``(kind, text)`` was stored. Safe to share between threads (the parallel retrieval
+    paths of :class:`course_lib.fusion.MultiRetriever`); two threads may compute the
+    same missing text at once, and both get the same answer. It does not copy what it
+    returns: callers must not change it.
+
+    >>> cache = TextCache(max_entries=2, max_chars=100, max_text_chars=10)
+    >>> [cache(t, len) for t in ("ab", "cde", "ab", "fg")]
+    [2, 3, 2, 2]
+    >>> len(cache), cache.chars  # "cde" was the least recently used
+    (2, 4)
+    >>> cache("x" * 11, len), len(cache)  # too long to keep
+    (11, 2)
+    >>> twice = TextCache(max_entries=2, max_chars=100, max_text_chars=10, second_use=True)
+    >>> [(twice(t, len), len(twice)) for t in ("ab", "cd", "ab")]
+    [(2, 0), (2, 0), (2, 1)]
+    """
+
+    def __init__(self, max_entries: int, max_chars: int, max_text_chars: int,
+                 second_use: bool = False) -> None:
+        self.max_entries = check_int(max_entries, "max_entries", low=1)
+        self.max_chars = check_int(max_chars, "max_chars", low=1)
+        self.max_text_chars = check_int(max_text_chars, "max_text_chars", low=0,
+                                        high=self.max_chars)
+        self.second_use = bool(second_use)
+        self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._seen: OrderedDict[int, None] = OrderedDict()  # hashes of texts met once
+        self._lock = threading.Lock()
+        self.chars = 0  # characters of text held now
+        self.hits = self.misses = 0
+
+    def __call__(self, text: str, compute: Callable[[str], V], kind: Hashable = "") -> V:
+        key = (kind, text)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return found[0]
+            self.misses += 1
+        value = compute(text)
+        if len(text) <= self.max_text_chars:
+            self._store(key, value, len(text))
+        return value
+
+    def _store(self, key: Hashable, value: V, size: int) -> None:
+        with self._lock:
+            if key in self._entries:  # another thread stored it meanwhile
+                return
+            if self.second_use:
+                digest = hash(key)
+                if digest not in self._seen:  # first use: remember only that it came
+                    self._seen[digest] = None
+                    if len(self._seen) > self.max_entries:
+                        self._seen.popitem(last=False)
+                    return
+                del self._seen[digest]
+            self._entries[key] = (value, size)
+            self.chars += size
+            while len(self._entries) > self.max_entries or self.chars > self.max_chars:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self.chars -= dropped
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        with self._lock:
+            self._entries.clear()
+            self._seen.clear()
+            self.chars = 0
+
+    def __repr__(self) -> str:
+        return (f"TextCache({len(self)}/{self.max_entries} entries, "
+                f"{self.chars:,}/{self.max_chars:,} characters, "
+                f"texts up to {self.max_text_chars:,} characters kept)")
+
+
+# jieba's words are the slowest tokens to make, and the same paragraphs are tokenised
+# by several indexes, the FeatureReranker and the offline LLM: they are kept here, from
+# their second use on (a query asked once keeps only its hash). Bound: 1,000,000
+# characters (about 46 bytes each: ≈ 46 MB) or 32,768 texts (a short one costs about
+# 0.8 kB: ≈ 25 MB), whichever comes first, plus 32,768 hashes (≈ 3 MB); a text over
+# 10,000 characters is not kept. The CMRC knowledge base's 256 paragraphs are 134,000
+# characters, so all its groups fit.
+JIEBA_CACHE: TextCache[tuple[str, ...]] = TextCache(
+    max_entries=32_768, max_chars=1_000_000, max_text_chars=10_000, second_use=True)
 
 
 def english_tokens(text: str) -> list[str]:
@@ -28,20 +142,22 @@ def english_tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def chinese_tokens(text: str) -> list[str]:
+def chinese_tokens(text: str, cached: bool = True) -> list[str]:
     """jieba search-mode words, lower-cased, punctuation and spaces dropped.
 
     Search mode also emits the shorter words inside a long one ("奥运会" → "奥运",
     "奥运会"), so a query and a passage that segment differently still share terms.
     Single characters are kept: in Chinese "鱼" or "年" carry meaning (bm25s, used by
     LazyLLM, drops every one-character token).
+
+    Memoised in :data:`JIEBA_CACHE` (bounded: see :class:`TextCache`); ``cached=False``
+    neither looks there nor counts as a use (for a text tokenised once more in the same
+    call, such as a query the reranker reads after the retriever did).
     """
-    return list(_chinese_tokens(text))
+    return list(JIEBA_CACHE(text, _chinese_tokens) if cached else _chinese_tokens(text))
 
 
-@functools.lru_cache(maxsize=65536)
 def _chinese_tokens(text: str) -> tuple[str, ...]:
-    # Memoised: the same paragraphs are tokenised by many indexes and rerankers.
     return tuple(w for w in jieba.lcut_for_search(text.lower()) if _WORD.fullmatch(w))
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from .node import DocNode
 from .rag import MultiPathRAG, RAGAnswer
 from .ranking import passes
+from .validation import check_number, validate_query, validate_topk
 
 BACKEND_LABELS = {"offline": "offline stand-in", "openai": "LLM"}
 
@@ -96,7 +97,10 @@ def explore(kb: Any, question: str, pipeline: str = "bm25-paragraph", group: str
     from .pipelines import build_pipeline, knowledge_base_document
     from .retriever import Retriever
 
-    cache = {} if cache is None else cache
+    validate_query(question)
+    topk = validate_topk(topk)
+    cut_off = None if cut_off is None else check_number(cut_off, "cut_off")
+    cache = {} if cache is None else cache  # at most one entry per pipeline name
     if pipeline == "custom":
         if "doc" not in cache:
             cache["doc"] = knowledge_base_document(kb, embed=True)
@@ -124,12 +128,23 @@ def query_explorer(kb: Any, pipelines: tuple[str, ...] = (
         "bm25-paragraph", "bm25-char-paragraph", "cosine-paragraph", "multipath-rerank",
         "custom")) -> Any:
     """A widget: type (or pick) a question, choose pipeline / group / similarity / top-k /
-    cut-off, see the ranked nodes with scores and the gold paragraph highlighted."""
+    cut-off, see the ranked nodes with scores and the gold paragraph highlighted.
+
+    ``kb`` must hold questions (``kb.questions``, as from :func:`load_cmrc2018_kb`): the
+    explorer starts on the first and offers the first 200. For a knowledge base without
+    any, call :func:`explore` with your own question.
+    """
+    questions = getattr(kb, "questions", None)
+    if not questions:
+        raise ValueError("query_explorer needs a knowledge base with questions "
+                         f"(kb.questions is {'missing' if questions is None else 'empty'}): "
+                         "load one with questions (e.g. load_cmrc2018_kb()), or call "
+                         "explore(kb, 'your question') instead")
     import ipywidgets as widgets
 
     from .similarity import SIMILARITIES
 
-    cache: dict[str, Any] = {}
+    cache: dict[str, Any] = {}  # one entry per pipeline name: bounded
     question = widgets.Combobox(value=kb.questions[0].question, ensure_option=False,
                                 options=[q.question for q in kb.questions[:200]],
                                 description="question", layout=widgets.Layout(width="90%"))
@@ -164,6 +179,16 @@ def threshold_slider(sweep_rows: list[dict[str, float]], k: int = 5,
                      name: str | None = None) -> Any:
     """A slider over a cut-off sweep: moving it redraws the chart with the chosen point.
     ``name`` says what the cut-off is on (e.g. ``"cosine (e5)"``) in the chart's legend."""
+    if not isinstance(sweep_rows, (list, tuple)) or not sweep_rows:
+        raise ValueError("sweep_rows must be a non-empty list of rows (dicts) from a cut-off "
+                         f"sweep, got {sweep_rows!r:.60}")
+    needed = ("cut_off", f"recall@{k}", f"context_relevance@{k}", "mean_kept")
+    missing = [key for key in needed if not isinstance(sweep_rows[0], dict)
+               or key not in sweep_rows[0]]
+    if missing:
+        have = sorted(sweep_rows[0]) if isinstance(sweep_rows[0], dict) else []
+        raise ValueError(f"sweep_rows lack {missing} for k={k}: pass the k the sweep was run "
+                         f"with (the rows have {have})")
     import ipywidgets as widgets
 
     from .plots import show, threshold_chart

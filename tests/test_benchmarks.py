@@ -24,7 +24,8 @@ def test_synthetic_corpus_is_seeded_and_follows_the_vocabulary():
 
 def test_tiny_run_writes_the_published_keys(tmp_path):
     results = bench.main(["--sizes", "300", "600", "--queries", "5", "--reference-queries", "3",
-                          "--skip-dense", "--skip-kb", "--out", str(tmp_path)])
+                          "--skip-dense", "--skip-kb", "--memory-queries", "30",
+                          "--out", str(tmp_path)])
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved == json.loads(json.dumps(results))
     for key in ("bm25_query_ms_p50", "bm25_speedup_vs_rank_bm25"):
@@ -33,3 +34,8 @@ def test_tiny_run_writes_the_published_keys(tmp_path):
     assert saved["bm25"]["600"]["bm25s_top10_identical_share"] == 1.0
     assert set(saved["bm25_speedup_vs_bm25s"]) == {"300", "600"}
     assert (tmp_path / "cost_vs_size.html").stat().st_size > 1000
+    memory = saved["memory"]  # measured, not judged here: `make bench` reports it
+    assert memory["memory_queries"] == 30 and memory["memory_checkpoint"] == 3
+    for key in ("rss_mb_at_checkpoint", "rss_mb_at_end", "rss_growth_mb", "memory_flat",
+                "jieba_cache_entries", "reranker_cache_entries"):
+        assert key in memory

@@ -41,3 +41,28 @@ def test_pipeline_and_parallel_sum():
     assert pipeline(str.strip, str.upper)("  ab ") == "AB"
     assert parallel(len, str.upper)("ab") == (2, "AB")
     assert parallel(lambda q: [1], lambda q: [2, 3]).sum("q") == [1, 2, 3]
+
+
+def test_multi_retriever_names_a_path_that_returns_no_list():
+    paths = {"good": lambda q: nodes("a"), "broken": lambda q: None}
+    with pytest.raises(TypeError, match=r"retrieval path 'broken' \(#2, .*returned None; "
+                                        r"a path must return a list of DocNodes"):
+        MultiRetriever(paths)("q")
+    with pytest.raises(TypeError, match=r"item \[1\] is 123 \(int\), not a DocNode"):
+        MultiRetriever({"p": lambda q: [*nodes("a"), 123]}, max_workers=2)("q")
+    with pytest.raises(ValueError, match=r"topk must be an integer in \[1, 10000\], got 0"):
+        MultiRetriever({"p": lambda q: nodes("a")}, topk=0)
+
+
+def test_an_error_inside_a_path_keeps_its_type_and_says_which_path():
+    def fails(query):
+        raise KeyError("no index")
+
+    with pytest.raises(KeyError) as raised:
+        MultiRetriever({"bm25": fails})("q")
+    assert "(raised in retrieval path 'bm25')" in raised.value.__notes__
+
+
+def test_found_by_keeps_each_paths_best_rank():
+    merged = MultiRetriever({"one": lambda q: nodes("a", "b", "a")})("q")
+    assert [(n.uid, n.found_by) for n in merged] == [("a", {"one": 1}), ("b", {"one": 2})]

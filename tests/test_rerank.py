@@ -13,6 +13,7 @@ from course_lib.rerank import (
     register_reranker,
     zscore,
 )
+from course_lib.text_tokens import TextCache
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,49 @@ def test_feature_values_and_weights(sample_nodes):
     np.testing.assert_allclose(scores, zscore(values["bm25_chars"]), atol=1e-9)
     with pytest.raises(ValueError, match="unknown feature"):
         FeatureReranker(weights={"magic": 1.0})
+
+
+def test_text_cache_drops_the_least_recently_used_and_keeps_no_long_text():
+    cache = TextCache(max_entries=3, max_chars=10, max_text_chars=5)
+    computed = []
+
+    def length(text):
+        computed.append(text)
+        return len(text)
+
+    for text in ("a", "bb", "a", "ccc", "dddd"):  # 4 entries > 3: "bb" (used least) goes
+        cache(text, length)
+    assert computed == ["a", "bb", "ccc", "dddd"] and len(cache) == 3 and cache.chars == 8
+    assert cache("eeeee", length) == 5  # 4 entries, then 12 characters > 10: "a", "ccc" go
+    assert len(cache) == 2 and cache.chars == 9
+    assert cache("f" * 6, length) == 6 and len(cache) == 2  # over max_text_chars: not kept
+    assert cache("dddd", length) == 4 and computed[-1] == "f" * 6  # still there: a hit
+    cache.clear()
+    assert len(cache) == 0 and cache.chars == 0
+
+
+def test_token_caches_stay_bounded_over_many_distinct_queries(sample_nodes):
+    from course_lib.text_tokens import JIEBA_CACHE, chinese_tokens
+
+    nodes, _ = sample_nodes
+    texts = [n.text for n in nodes]
+    reranker = FeatureReranker(embedder=None)
+    reranker("长城", texts)
+    entries = len(JIEBA_CACHE)
+    for i in range(300):  # queries are counted once per call, never kept
+        reranker(f"长城第{i}次修建于哪一年", texts)
+    assert len(reranker.cache) == 2 * len(set(texts))  # words + chars per candidate
+    assert len(JIEBA_CACHE) == entries
+    for i in range(300):  # each asked once: jieba's cache keeps only their hashes
+        chinese_tokens(f"测试缓存的第{i}个问题")
+    assert len(JIEBA_CACHE) == entries
+    long_text = "长城很长。" * (JIEBA_CACHE.max_text_chars // 5 + 1)
+    assert chinese_tokens(long_text)[:2] == chinese_tokens(long_text)[:2] == ["长城", "很长"]
+    assert len(JIEBA_CACHE) == entries  # too long to keep, even when asked twice
+    chinese_tokens("测试缓存的第0个问题")  # its second use: now kept
+    assert len(JIEBA_CACHE) == entries + 1
+    assert len(JIEBA_CACHE) <= JIEBA_CACHE.max_entries
+    assert JIEBA_CACHE.chars <= JIEBA_CACHE.max_chars
 
 
 def test_zscore_of_constant_values_is_zero():
