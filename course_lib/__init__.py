@@ -5,6 +5,7 @@ and, where LazyLLM surprises, documented in the notebooks.
 """
 
 from .datasets import (
+    DatasetFormatError,
     build_knowledge_base,
     fetch_cmrc2018,
     load_cmrc2018_kb,
@@ -34,7 +35,8 @@ from .text_splitter import SentenceSplitter, approx_gpt2_tokens, split_paragraph
 __version__ = "0.1.0"
 
 __all__ = [
-    "DocNode", "Document", "KeywordFilter", "LLMParser", "MultiRetriever", "NodeTransform",
+    "DatasetFormatError", "DocNode", "Document", "KeywordFilter", "LLMParser", "MultiRetriever",
+    "NodeTransform",
     "ROOT", "Reranker", "Retriever", "SentenceSplitter", "get_llm", "parallel", "pipeline",
     "reciprocal_rank_fusion", "register_reranker",
     "PIPELINES", "approx_gpt2_tokens", "build_knowledge_base", "context_recall",

@@ -20,13 +20,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from .json_shape import problem, type_name
 from .validation import check_int
 
 CMRC2018_TRIAL = {
@@ -112,6 +114,15 @@ def _download(spec: dict[str, str], target: Path, timeout: float, mirror: str | 
 
 
 # ---------------------------------------------------------------- SQuAD format
+class DatasetFormatError(ValueError):
+    """A data file is not in the format its loader reads.
+
+    The message names the file, the place inside it (for SQuAD, a path such as
+    ``data[0].paragraphs[2].qas[1].answers[0].answer_start``) and what was expected
+    there. A subclass of ``ValueError``, so code that caught ``ValueError`` still works.
+    """
+
+
 @dataclass
 class Question:
     id: str
@@ -126,10 +137,80 @@ class Question:
 
 @dataclass
 class SquadSet:
-    paragraphs: list[tuple[str, str]]  # (paragraph id, text), in file order
+    paragraphs: list[tuple[str, str]]  # (paragraph id, text), in file order; ids are unique
     questions: list[Question]
     skipped: list[str] = field(default_factory=list)  # ids of empty questions
     fixed_offsets: list[str] = field(default_factory=list)  # ids whose answer_start was off
+
+
+_EXPECTED = {
+    "file": 'a JSON object {"data": [article, ...]} (the SQuAD format)',
+    "article": 'an article: {"title": ..., "paragraphs": [...]}',
+    "paragraph": 'a paragraph: {"context": "...", "qas": [...]}',
+    "question": 'a question: {"id": "...", "question": "...", "answers": [...]}',
+    "answer": 'an answer: {"text": "...", "answer_start": 0}',
+}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _SquadReader:
+    """Checks one parsed SQuAD file while reading it; every complaint names ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, message: str) -> NoReturn:
+        raise DatasetFormatError(f"{self.path}: {message}")
+
+    def record(self, value: Any, where: str, kind: str) -> dict[str, Any]:
+        """``value`` itself, which must be a JSON object (an article, a paragraph, ...)."""
+        if not isinstance(value, dict):
+            self.fail(f"{where} must be {_EXPECTED[kind]}; got {type_name(type(value))}")
+        return value
+
+    def get(self, record: dict[str, Any], key: str, shape: Any, where: str, kind: str,
+            optional: bool = False) -> Any:
+        """``record[key]``, checked against ``shape`` (see :mod:`course_lib.json_shape`)."""
+        name = f"{where}.{key}" if where else key
+        if key not in record:
+            if optional:
+                return None
+            self.fail(f"{where or 'the top level'} lacks the field {key!r}; "
+                      f"expected {_EXPECTED[kind]}")
+        value = record[key]
+        wrong = problem(value, shape, name)
+        if wrong:
+            self.fail(f"{wrong}; expected {_EXPECTED[kind]}")
+        if isinstance(value, str) and (bad := _SURROGATE.search(value)):
+            self.fail(f"{name} holds a lone surrogate {bad.group()!a} at character "
+                      f"{bad.start()}: text must be valid Unicode (fix that escape in the file)")
+        return value
+
+
+def _read_json(path: Path) -> Any:
+    """The parsed JSON of ``path``; a clear error for a missing, empty or broken file."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:  # keeps its type: FileNotFoundError, IsADirectoryError, ...
+        raise type(error)(error.errno, f"cannot read the SQuAD file ({error.strerror}); give "
+                          "the path of a SQuAD-format JSON file", str(path)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DatasetFormatError(
+            f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start}): "
+            "save it as UTF-8") from None
+    if not text.strip():
+        raise DatasetFormatError(f"{path} is empty; expected {_EXPECTED['file']}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DatasetFormatError(
+            f"{path} is not valid JSON ({error.msg} at line {error.lineno} column "
+            f"{error.colno}); expected {_EXPECTED['file']}") from None
+    except RecursionError:
+        raise DatasetFormatError(f"{path} is nested too deeply to be a SQuAD file; "
+                                 f"expected {_EXPECTED['file']}") from None
 
 
 def load_squad(path: str | os.PathLike[str]) -> SquadSet:
@@ -137,32 +218,115 @@ def load_squad(path: str | os.PathLike[str]) -> SquadSet:
 
     Empty questions are skipped (their ids are reported); an ``answer_start`` that
     does not point at the answer is corrected to the nearest true occurrence.
+
+    Every paragraph gets a unique id: its own ``id`` field when it has one (two equal
+    ones are an error), otherwise ``<title>_<i>`` (``i``: its place in the article), or
+    ``article_<a>_<i>`` when the article has no title (``a``: the article's place in the
+    file). A title that an earlier article already used gets ``#<a>`` added, so two
+    articles sharing a title, or two untitled ones, never share ids — questions always
+    point at their own paragraph.
+
+    The whole file is checked as it is read. Anything missing, of the wrong type, or
+    holding a lone surrogate (``"\\ud800"``) raises :class:`DatasetFormatError` naming the
+    file, the place (``data[0].paragraphs[2].qas[1].answers[0].answer_start``) and what
+    was expected; an unreadable file keeps its ``OSError`` type (``FileNotFoundError``
+    for a missing one) with the path in the message. Fields the loader does not use
+    (``version``, ``is_impossible``, ...) are ignored, not checked. A question id may be
+    a string or an integer (read as its text); an answer's ``text`` must not be empty
+    and its ``answer_start`` must be an integer ≥ 0. A UTF-8 byte-order mark is allowed.
     """
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))["data"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path} is not a SQuAD-format JSON file ({error})") from error
+    path = Path(path)
+    reader = _SquadReader(path)
+    top = _read_json(path)
+    if not isinstance(top, dict):
+        reader.fail(f"the top level must be {_EXPECTED['file']}; got {type_name(type(top))}")
+    articles = reader.get(top, "data", [object], "", "file")
     result = SquadSet([], [])
-    for article in data:
-        for index, paragraph in enumerate(article["paragraphs"]):
-            context = paragraph["context"]
-            pid = paragraph.get("id") or f"{article.get('title', 'article')}_{index}"
-            result.paragraphs.append((pid, context))
-            for qa in paragraph["qas"]:
-                if not qa["question"].strip():
-                    result.skipped.append(qa["id"])
-                    continue
-                texts = [a["text"] for a in qa["answers"]]
-                starts = []
-                for answer in qa["answers"]:
-                    start = _true_start(context, answer["text"], int(answer["answer_start"]))
-                    if start != answer["answer_start"]:
-                        result.fixed_offsets.append(qa["id"])
-                    starts.append(start)
-                result.questions.append(Question(qa["id"], qa["question"].strip(), texts,
-                                                 starts, pid, context))
+    explicit: dict[str, str] = {}  # paragraph id -> where it was given, to find repeats
+    unnamed: list[tuple[int, int, int, str | None]] = []  # (paragraph slot, a, i, title)
+    slots: list[int] = []  # each question's paragraph, by its place in result.paragraphs
+    for a, article in enumerate(articles):
+        where_a = f"data[{a}]"
+        article = reader.record(article, where_a, "article")
+        title = reader.get(article, "title", (str, None), where_a, "article", optional=True)
+        paragraphs = reader.get(article, "paragraphs", [object], where_a, "article")
+        for i, paragraph in enumerate(paragraphs):
+            where_p = f"{where_a}.paragraphs[{i}]"
+            paragraph = reader.record(paragraph, where_p, "paragraph")
+            pid = reader.get(paragraph, "id", (str, None), where_p, "paragraph", optional=True)
+            context = reader.get(paragraph, "context", str, where_p, "paragraph")
+            qas = reader.get(paragraph, "qas", [object], where_p, "paragraph")
+            if pid:
+                if pid in explicit:
+                    reader.fail(f"{where_p}.id {pid!r} repeats {explicit[pid]}.id: paragraph ids "
+                                "must be unique (or leave them out to have them numbered)")
+                explicit[pid] = where_p
+            else:
+                unnamed.append((len(result.paragraphs), a, i, title or None))
+            result.paragraphs.append((pid or "", context))
+            for q, qa in enumerate(qas):
+                question = _read_question(reader, qa, f"{where_p}.qas[{q}]", context, result)
+                if question is not None:
+                    result.questions.append(question)
+                    slots.append(len(result.paragraphs) - 1)
+    ids = _number_paragraphs(unnamed, set(explicit))
+    result.paragraphs = [(pid or ids[slot], text)
+                         for slot, (pid, text) in enumerate(result.paragraphs)]
+    for question, slot in zip(result.questions, slots, strict=True):
+        question.paragraph_id = result.paragraphs[slot][0]
     result.fixed_offsets = sorted(set(result.fixed_offsets))
     return result
+
+
+def _read_question(reader: _SquadReader, qa: Any, where: str, context: str,
+                   result: SquadSet) -> Question | None:
+    """One checked question of ``context`` (``None`` for an empty one, noted as skipped)."""
+    qa = reader.record(qa, where, "question")
+    qid = str(reader.get(qa, "id", (str, int), where, "question"))
+    text = reader.get(qa, "question", str, where, "question")
+    answers = reader.get(qa, "answers", [object], where, "question")
+    texts: list[str] = []
+    starts: list[int] = []
+    fixed = False
+    for n, answer in enumerate(answers):
+        where_n = f"{where}.answers[{n}]"
+        answer = reader.record(answer, where_n, "answer")
+        answer_text = reader.get(answer, "text", str, where_n, "answer")
+        given = reader.get(answer, "answer_start", int, where_n, "answer")
+        if not answer_text:
+            reader.fail(f"{where_n}.text is empty; an answer is a non-empty piece of the context")
+        if given < 0:
+            reader.fail(f"{where_n}.answer_start must be an integer ≥ 0 (a character offset "
+                        f"into the context), got {given}")
+        start = _true_start(context, answer_text, given)
+        fixed = fixed or start != given
+        texts.append(answer_text)
+        starts.append(start)
+    if not text.strip():
+        result.skipped.append(qid)
+        return None
+    if fixed:
+        result.fixed_offsets.append(qid)
+    return Question(qid, text.strip(), texts, starts, "", context)
+
+
+def _number_paragraphs(unnamed: list[tuple[int, int, int, str | None]],
+                       taken: set[str]) -> dict[int, str]:
+    """Ids for paragraphs without one (see :func:`load_squad`), unique among ``taken``."""
+    ids: dict[int, str] = {}
+    base_of: dict[int, str] = {}  # article -> the stem of its paragraphs' ids
+    used_titles: set[str] = set()
+    for slot, a, i, title in unnamed:
+        if a not in base_of:
+            base = title if title is not None else f"article_{a}"
+            base_of[a] = base if base not in used_titles else f"{base}#{a}"
+            used_titles.add(base)
+        candidate = f"{base_of[a]}_{i}"
+        while candidate in taken:  # an explicit id that happens to look generated
+            candidate += f"#{a}"
+        taken.add(candidate)
+        ids[slot] = candidate
+    return ids
 
 
 def _true_start(context: str, answer: str, start: int) -> int:
@@ -194,8 +358,23 @@ class KnowledgeBase:
 
 def build_knowledge_base(squad: SquadSet, docs_per_file: int = 10) -> KnowledgeBase:
     """The chapter's knowledge base: paragraphs in file order, ``docs_per_file`` per file,
-    joined with ``\\n`` (CMRC 2018 trial: 26 files)."""
+    joined with ``\\n`` (CMRC 2018 trial: 26 files).
+
+    Each question learns its file and where its paragraph starts there. Raises
+    ``ValueError`` when two paragraphs share an id or a question names an id that is
+    not there (a hand-made :class:`SquadSet`; :func:`load_squad` never gives one).
+    """
     docs_per_file = check_int(docs_per_file, "docs_per_file", low=1)
+    known: set[str] = set()
+    for pid, _ in squad.paragraphs:
+        if pid in known:
+            raise ValueError(f"squad.paragraphs has the id {pid!r} more than once: each "
+                             "paragraph needs its own id (load_squad numbers them so)")
+        known.add(pid)
+    unknown = [q.id for q in squad.questions if q.paragraph_id not in known]
+    if unknown:
+        raise ValueError(f"question {unknown[0]!r} names a paragraph_id that is not among "
+                         "squad.paragraphs: every question must point at one of them")
     files: dict[str, str] = {}
     where: dict[str, tuple[str, int]] = {}
     width = len(str(len(squad.paragraphs) // docs_per_file + 1))

@@ -1,5 +1,6 @@
 import hashlib
 import http.server
+import json
 import threading
 from pathlib import Path
 
@@ -7,7 +8,9 @@ import pytest
 
 from course_lib import datasets
 from course_lib.datasets import (
+    DatasetFormatError,
     DatasetUnavailableError,
+    SquadSet,
     build_knowledge_base,
     fetch,
     load_sample,
@@ -102,7 +105,7 @@ def test_squad_loader_on_a_small_file(tmp_path):
         {"id": "q1", "question": "乙？", "answers": [{"text": "乙丙", "answer_start": 2}]},
         {"id": "q2", "question": " ", "answers": []}]}]}]}
     path = tmp_path / "s.json"
-    path.write_text(__import__("json").dumps(data, ensure_ascii=False), encoding="utf-8")
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     squad = load_squad(path)
     assert squad.skipped == ["q2"] and squad.fixed_offsets == ["q1"]
     assert squad.questions[0].answer_starts == [1]
@@ -129,3 +132,82 @@ def test_no_cmrc_data_is_tracked_in_the_repository():
         if ".venv" in path.parts or "cache" in path.parts:
             continue
         assert "_QUERY_" not in path.read_text(encoding="utf-8", errors="ignore"), path
+
+
+# ---------------------------------------------------------------- unique paragraph ids
+PARAGRAPHS = [("长城是中国古代的军事防御工程，修筑历史很长。", "军事防御工程"),
+              ("熊猫主要吃竹子，生活在四川的山林里。", "竹子"),
+              ("黄河是中国第二长河，发源于青海。", "青海"),
+              ("西湖位于杭州，湖边有苏堤和白堤。", "杭州")]
+
+
+def two_articles(path, titles):
+    """Two articles of two paragraphs each, one question per paragraph, no paragraph ids."""
+    articles = []
+    for a, title in enumerate(titles):
+        paragraphs = []
+        for i, (context, answer) in enumerate(PARAGRAPHS[2 * a:2 * a + 2]):
+            question = context.replace(answer, "什么")  # shares most words with its paragraph
+            paragraphs.append({"context": context, "qas": [{
+                "id": f"q{a}{i}", "question": question,
+                "answers": [{"text": answer, "answer_start": context.index(answer)}]}]})
+        articles.append({"paragraphs": paragraphs} | ({"title": title} if title else {}))
+    path.write_text(json.dumps({"data": articles}, ensure_ascii=False),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("titles", "ids"), [
+    ((None, None), ["article_0_0", "article_0_1", "article_1_0", "article_1_1"]),
+    (("同名", "同名"), ["同名_0", "同名_1", "同名#1_0", "同名#1_1"]),
+    (("", "t"), ["article_0_0", "article_0_1", "t_0", "t_1"]),
+])
+def test_paragraphs_without_ids_get_unique_ones_and_questions_find_their_file(tmp_path, titles,
+                                                                               ids):
+    from course_lib.evaluation import evaluate
+    squad = load_squad(two_articles(tmp_path / "s.json", titles))
+    assert [pid for pid, _ in squad.paragraphs] == ids
+    assert [q.paragraph_id for q in squad.questions] == ids
+    kb = build_knowledge_base(squad, docs_per_file=1)
+    assert [q.file_name for q in kb.questions] == sorted(kb.files)  # one file each, in order
+    for q in kb.questions:
+        assert kb.files[q.file_name][q.paragraph_offset:].startswith(q.paragraph)
+    # Before ids were unique, both articles' first paragraphs were "article_0": the first
+    # article's questions pointed at the second's files (span recall 0.5, recall 1.0).
+    result = evaluate(kb, "bm25-paragraph", span_recall=True)
+    assert result["recall@1"] == result["span_recall@1"] == 1.0
+
+
+def test_a_generated_id_steps_aside_for_an_explicit_one(tmp_path):
+    path = two_articles(tmp_path / "s.json", ("t", None))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["data"][1]["paragraphs"][0]["id"] = "t_0"  # the id the first article would get
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    ids = [pid for pid, _ in load_squad(path).paragraphs]
+    assert ids == ["t_0#0", "t_1", "t_0", "article_1_1"] and len(set(ids)) == 4
+
+
+def test_build_knowledge_base_refuses_ambiguous_paragraph_ids(tmp_path):
+    squad = load_squad(two_articles(tmp_path / "s.json", ("t", "u")))
+    twice = SquadSet([squad.paragraphs[0], squad.paragraphs[0]], [])
+    with pytest.raises(ValueError, match="id 't_0' more than once"):
+        build_knowledge_base(twice)
+    squad.questions[0].paragraph_id = "nowhere"
+    with pytest.raises(ValueError, match="question 'q00' names a paragraph_id that is not"):
+        build_knowledge_base(squad)
+
+
+def test_squad_loader_reads_a_byte_order_mark_and_ignores_unused_fields(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"version": "v2", "data": [
+        {"paragraphs": [{"context": "ab", "qas": [{"id": 7, "question": "a?", "answers": [],
+                                                   "is_impossible": True}]}]}]}).encode())
+    squad = load_squad(path)
+    assert squad.questions[0].id == "7" and squad.questions[0].answers == []
+
+
+def test_a_dataset_format_error_is_a_value_error(tmp_path):
+    (tmp_path / "s.json").write_text('{"data": {}}')
+    with pytest.raises(ValueError, match=r"s\.json: data must be a list"):
+        load_squad(tmp_path / "s.json")
+    assert issubclass(DatasetFormatError, ValueError)
