@@ -273,6 +273,9 @@ def _connect(uri: str, token: str) -> Any:
         return MilvusClient(uri=uri, token=token)
     path = Path(uri).absolute()
     where = f"cannot open the Milvus Lite database {path}"
+    if path.parent.exists() and not path.parent.is_dir():
+        raise MilvusStoreError(f"{where}: {path.parent} is a file, not a folder "
+                               f"(pass a uri inside a folder)")
     if not path.parent.is_dir():
         raise MilvusStoreError(f"{where}: the folder {path.parent} does not exist "
                                f"(create it, or pass another uri)")

@@ -257,6 +257,8 @@ def save(doc: Document, directory: str | os.PathLike[str], *,
     """
     from . import __version__
 
+    if not isinstance(doc, Document):
+        raise TypeError(f"save(doc, directory): doc must be a Document, got {type(doc).__name__}")
     timeout = check_number(timeout, "timeout", low=0)
 
     def write(folder: Path) -> None:
@@ -338,8 +340,10 @@ def load_or_build(directory: str | os.PathLike[str], build: Callable[[], Documen
     try:
         return load(directory, embed=embed)
     except PersistError as error:
+        _kb_folder(directory).check_replaceable()  # refuse before saying "rebuilding"
         report(f"rebuilding the knowledge base: {error}")
-    _kb_folder(directory).check_replaceable()
     doc = build()
+    if not isinstance(doc, Document):
+        raise TypeError(f"build() must return a Document, got {type(doc).__name__}")
     save(doc, directory)
     return doc

@@ -187,7 +187,7 @@ def test_a_database_held_by_another_process_is_named_with_the_reason(tmp_path):
 def test_a_folder_that_cannot_hold_the_database_is_named_with_the_reason(tmp_path):
     blocker = tmp_path / "notes.txt"
     blocker.write_text("a file, not a folder")
-    with pytest.raises(MilvusStoreError, match=r"notes\.txt does not exist"):
+    with pytest.raises(MilvusStoreError, match=r"notes\.txt is a file, not a folder"):
         MilvusStore(uri=str(blocker / "milvus.db"))
     (tmp_path / "old.db").write_bytes(b"an older Milvus Lite kept one file")
     with pytest.raises(MilvusStoreError, match="it is a file"):
