@@ -1,4 +1,4 @@
-"""Keep nodes and vectors in Milvus: Milvus Lite (a local file) here, a Milvus server at scale.
+"""Keep nodes and vectors in Milvus: Milvus Lite (a local folder) here, a Milvus server at scale.
 
 ``MilvusStore()`` opens Milvus Lite in ``data/cache/milvus.db`` (pip-installed, no server,
 no network). ``MilvusStore(uri="http://milvus:19530", token=...)`` is the same code
@@ -13,7 +13,7 @@ searches, in this process or the next, go to Milvus.
 
 Which collection holds which vectors
 ------------------------------------
-One store (the default one is a single file shared by every notebook) holds the vectors
+One store (the default one is a single database shared by every notebook) holds the vectors
 of many documents, so a collection is named after its *contents*:
 ``{prefix}_{group}_{key}_{fingerprint}``. The fingerprint is a SHA-256 of the group, the
 embed key, the model's name, the metric, every node's uid and text, and the vectors

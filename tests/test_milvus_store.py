@@ -1,4 +1,4 @@
-"""Milvus Lite: a real vector database in a local file (pip-installed, no server)."""
+"""Milvus Lite: a real vector database in a local folder (pip-installed, no server)."""
 
 import os
 import subprocess
