@@ -43,8 +43,9 @@ reproduce: data
 test: data
 	$(PY) -m pytest --doctest-modules course_lib tests notebooks solutions --nbval
 
-# Slow (about 10 min): reproduce under two other BLAS kernels / thread counts / hash seeds,
-# each from an empty cache, must print the README's table; two notebooks run alone.
+# Slow (a few minutes once `make test` has filled the cache): reproduce under two other BLAS
+# kernels / thread counts / hash seeds must print the README's table (USE embedded afresh on
+# each, e5 shown bit-identical on a sample, then shared); two notebooks run alone.
 test-reproducible: data
 	COURSE_SLOW_TESTS=1 $(PY) -m pytest -v tests/test_reproducible.py
 
