@@ -269,3 +269,32 @@ def check(exercise: str, **answers: Any) -> CheckResult:
     if _STRICT[0] and not result.passed:
         raise AssertionError(result.message)
     return result
+
+
+def try_it(name: str, answer: Any, test: Any) -> bool:
+    """A short "try it" cell inside a section (the notebook's one graded exercise is
+    :func:`check`): ``test(answer)`` returns ``True`` or a string saying what is wrong.
+    ``answer`` left at ``None`` is "not attempted". Prints one line, returns whether it passed.
+
+    >>> try_it("double", None, lambda f: f(2) == 4)
+    ○ double: not attempted yet — fill it in and run this cell again.
+    False
+    >>> try_it("double", lambda x: x + 2, lambda f: f(3) == 6 or f"f(3) gave {f(3)}, not 6")
+    ✗ double: f(3) gave 5, not 6
+    False
+    >>> try_it("double", lambda x: 2 * x, lambda f: f(3) == 6)
+    ✓ double: works.
+    True
+    """
+    if answer is None:
+        print(f"○ {name}: not attempted yet — fill it in and run this cell again.")
+        return False
+    try:
+        verdict = test(answer)
+    except Exception as error:  # the learner's code raised: say what, keep the notebook going
+        verdict = f"raised {type(error).__name__}: {error}"
+    if verdict is True:
+        print(f"✓ {name}: works.")
+        return True
+    print(f"✗ {name}: {verdict if isinstance(verdict, str) and verdict else 'not yet right.'}")
+    return False
