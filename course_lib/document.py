@@ -17,6 +17,7 @@ per group, which is what makes small-to-big retrieval possible.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +33,7 @@ from .text_splitter import SentenceSplitter
 from .validation import check_int, check_text
 
 __all__ = ["BUILTIN_GROUPS", "READERS", "ROOT", "Document", "GroupRule", "NodeTransform",
-           "register_reader"]
+           "check_global_metadata", "register_reader"]
 
 
 class NodeTransform:
@@ -70,18 +71,36 @@ class Document:
     ``embed`` is a function ``texts -> vectors`` or a ``{key: function}`` dict, used by
     embedding similarities such as ``cosine``; ``store`` (e.g. a
     :class:`~course_lib.milvus_store.MilvusStore`) keeps the vectors in a vector database.
+
+    ``global_metadata`` holds facts about the whole collection (a source, a licence): a
+    dict with string keys and JSON values (so :mod:`course_lib.persist` can save it). It
+    is ``doc.global_metadata``, and every node's ``global_metadata`` is that same dict —
+    shared, not copied, so a change is seen by every node — while ``metadata`` is per
+    node: a root's describes its file, and each node cut from it copies its parent's and
+    may add its own.
+
+    >>> doc = Document(texts={"a.txt": "甲。"}, global_metadata={"licence": "CC0"})
+    >>> node = doc.get_nodes("FineChunk")[0]
+    >>> node.global_metadata, node.global_metadata is doc.global_metadata
+    ({'licence': 'CC0'}, True)
     """
 
     def __init__(self, dataset_path: str | os.PathLike[str] | None = None, *,
                  files: Iterable[str | os.PathLike[str]] | None = None,
                  texts: Sequence[str] | dict[str, str] | None = None,
                  embed: Callable[[list[str]], Any] | dict[str, Callable[[list[str]], Any]]
-                 | None = None, store: Any = None) -> None:
+                 | None = None, store: Any = None,
+                 global_metadata: dict[str, Any] | None = None) -> None:
         embed = _as_embed_dict(embed)  # checked before any file is read
-        self._setup(read_roots(dataset_path, files=files, texts=texts), embed, store)
+        global_metadata = check_global_metadata(global_metadata)
+        self._setup(read_roots(dataset_path, files=files, texts=texts), embed, store,
+                    global_metadata)
 
     def _setup(self, roots: list[DocNode], embed: dict[str, Callable[[list[str]], Any]],
-               store: Any) -> None:
+               store: Any, global_metadata: dict[str, Any]) -> None:
+        self.global_metadata = global_metadata
+        for root in roots:
+            root.global_metadata = global_metadata
         self._rules: dict[str, GroupRule] = {}
         self._nodes: dict[str, list[DocNode]] = {ROOT: roots}
         self._indexes: dict[str, GroupIndex] = {}
@@ -92,7 +111,8 @@ class Document:
 
     @classmethod
     def from_nodes(cls, nodes: Iterable[DocNode], parents: dict[str, str], *,
-                   embed: Any = None, store: Any = None) -> Document:
+                   embed: Any = None, store: Any = None,
+                   global_metadata: dict[str, Any] | None = None) -> Document:
         """A document over nodes made elsewhere — e.g. loaded by :mod:`course_lib.persist`.
 
         ``nodes`` hold every node of every built group, each parent before its
@@ -100,10 +120,10 @@ class Document:
         group to its parent group. The document takes the nodes over: their
         ``children`` lists are rebuilt from the ``parent`` links. Those groups have no
         transform (it was not saved): they cannot be rebuilt, but the built-in chunk
-        groups over the roots can.
+        groups over the roots can. Every node gets ``global_metadata`` (one shared dict).
         """
         doc = cls.__new__(cls)  # not cls(texts={}): that refuses an empty knowledge base
-        doc._setup([], _as_embed_dict(embed), store)
+        doc._setup([], _as_embed_dict(embed), store, check_global_metadata(global_metadata))
         doc._nodes = {ROOT: [], **{name: [] for name in parents}}  # all built, maybe empty
         for name, parent in parents.items():
             if name == ROOT:
@@ -114,6 +134,7 @@ class Document:
         nodes = list(nodes)
         for node in nodes:
             node.children = {}
+            node.global_metadata = doc.global_metadata
         for node in nodes:
             if node.group not in doc.groups():
                 raise ValueError(f"node {node.uid!r} is in group {node.group!r}, which "
@@ -216,6 +237,12 @@ class Document:
         children = []
         for item in result:
             if isinstance(item, DocNode):
+                if item.global_metadata and item.global_metadata is not parent.global_metadata:
+                    raise ValueError(f"{where} returned a DocNode with its own global_metadata "
+                                     f"({item.global_metadata!r:.60}) for parent node "
+                                     f"{parent.uid!r}; global_metadata belongs to the whole "
+                                     "Document (Document(..., global_metadata=...)): put facts "
+                                     "about this node in its metadata")
                 if not isinstance(item.text, str):
                     raise TypeError(f"{where} returned a DocNode whose text is "
                                     f"{type(item.text).__name__} ({item.text!r:.40}) for parent "
@@ -238,6 +265,7 @@ class Document:
             item.uid = f"{parent.uid}/{rule.name}[{len(children)}]"
             item.parent = parent
             item.metadata = {**parent.metadata, **item.metadata}
+            item.global_metadata = parent.global_metadata  # shared, not copied
             children.append(item)
         parent.children[rule.name] = children
         return children
@@ -314,6 +342,36 @@ def _not_rebuildable(name: str) -> Callable[[Any], Any]:
                            "not saved, so it cannot be built again")
 
     return transform
+
+
+def check_global_metadata(value: Any) -> dict[str, Any]:
+    """``value`` as a fresh dict of ``global_metadata`` (``None``: empty), or a
+    ``TypeError`` naming what is wrong: it must be a dict with string keys whose values
+    JSON can hold, so that a saved knowledge base keeps them.
+
+    >>> check_global_metadata({"year": 2018})
+    {'year': 2018}
+    >>> check_global_metadata({"when": {1, 2}})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: global_metadata['when'] is a set, which JSON cannot hold (it is saved ...
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError(f"global_metadata must be a dict such as {{'source': 'CMRC 2018'}}, "
+                        f"got {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise TypeError(f"global_metadata keys must be strings, got {type(key).__name__} "
+                            f"{key!r:.40}")
+        try:
+            json.dumps(item, allow_nan=False)
+        except (TypeError, ValueError):
+            raise TypeError(f"global_metadata[{key!r}] is a {type(item).__name__}, which JSON "
+                            "cannot hold (it is saved with the knowledge base): use strings, "
+                            "numbers, true/false, None, lists or dicts") from None
+    return dict(value)
 
 
 def _as_embed_dict(embed: Any) -> dict[str, Callable[[list[str]], Any]]:

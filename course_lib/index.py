@@ -8,7 +8,9 @@ piece on first use:
   of sparse ``{term_id: weight}`` dicts);
 * ``vector_indexes`` — a searchable index per (embed key, similarity, backend):
   :class:`~course_lib.vectors.DenseVectors` (faiss / numpy / HNSW),
-  :class:`~course_lib.vectors.SparseVectors`, or a Milvus collection.
+  :class:`~course_lib.vectors.SparseVectors`, or a Milvus collection;
+* ``maps`` — a hash map per metadata key, value → the nodes that have it (what
+  ``Retriever(index="map")`` looks up; it scores nothing, see :meth:`GroupIndex.value_map`).
 
 Every index answers one question the same way::
 
@@ -35,6 +37,7 @@ does not rank across several indexes (that is :mod:`course_lib.fusion`).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -89,6 +92,7 @@ class GroupIndex:
         self.bm25: dict[str, BM25Index] = {}
         self.vectors: dict[str, np.ndarray | list[dict[int, float]]] = {}
         self.vector_indexes: dict[tuple[str, str, str], SearchIndex] = {}
+        self.maps: dict[str, dict[str, list[int]]] = {}
 
     @property
     def nodes(self) -> list[DocNode]:
@@ -134,6 +138,58 @@ class GroupIndex:
             raise ValueError(f"embed {key!r}: query vector has dimension {np.shape(vector)[-1]} "
                              f"but the nodes' vectors have {vectors.shape[1]}")
         return index.search(vector, k, mask)
+
+    # -- exact look-up ------------------------------------------------------------
+    def value_map(self, key: str) -> dict[str, list[int]]:
+        """``{value: positions of the nodes that have it}`` for metadata ``key``, built once.
+
+        ``key="text"`` maps each node's text (unless a node has a metadata key ``"text"``:
+        metadata comes first); a key missing from a node's metadata is looked up in its
+        ``global_metadata``. Values are compared as strings (``str(value)``), since a query
+        is a string: ``paragraph_index`` 3 is found by ``"3"``. A list, tuple or set value
+        maps each of its items (a node tagged ``["茶", "水温"]`` is found by either); a
+        dict value, or a key no node has, is an error naming it. The map is built once, on
+        first use: metadata changed after that is not seen (build a new Document).
+
+        >>> from course_lib.document import Document
+        >>> doc = Document(texts={"a.txt": "甲\\n乙", "b.txt": "丙"})
+        >>> doc.create_node_group("line", transform=lambda text: text.split("\\n"))
+        >>> {value: len(ids) for value, ids in doc.index("line").value_map("file_name").items()}
+        {'a.txt': 2, 'b.txt': 1}
+        """
+        if key not in self.maps:
+            nodes = self.require_nodes()
+            table: dict[str, list[int]] = {}
+            found = False
+            for i, node in enumerate(nodes):
+                if key in node.metadata:
+                    value = node.metadata[key]
+                elif key in node.global_metadata:
+                    value = node.global_metadata[key]
+                elif key == "text":
+                    value = node.text
+                else:
+                    continue
+                found = True
+                if isinstance(value, dict):
+                    raise TypeError(f"node {node.uid!r} has a dict under {key!r} "
+                                    f"({value!r:.40}); a map looks up strings, numbers or "
+                                    "lists of them")
+                for item in (value if isinstance(value, (list, tuple, set, frozenset))
+                             else [value]):
+                    positions = table.setdefault(str(item), [])
+                    if not positions or positions[-1] != i:  # an item listed twice: once
+                        positions.append(i)
+            if not found:
+                known = sorted({k for n in nodes for k in (*n.metadata, *n.global_metadata)},
+                               key=str)
+                close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"map_key {key!r} is in no node's metadata of group "
+                                 f"{self.group!r}{hint}; the keys its nodes have: {known}, "
+                                 "or 'text' for the nodes' text")
+            self.maps[key] = table
+        return self.maps[key]
 
     # -- lexical ----------------------------------------------------------------
     def bm25_index(self, similarity: BM25Similarity) -> BM25Index:

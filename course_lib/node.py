@@ -34,6 +34,10 @@ class DocNode:
     parent: DocNode | None = field(default=None, repr=False)
     children: dict[str, list[DocNode]] = field(default_factory=dict, repr=False)
     metadata: dict[str, Any] = field(default_factory=dict, repr=False)
+    # Facts about the whole document (a source, a licence): a Document gives every node
+    # the one dict it was made with, shared, not copied — unlike ``metadata``, which each
+    # node copies from its parent and may extend.
+    global_metadata: dict[str, Any] = field(default_factory=dict, repr=False)
     embeddings: dict[str, Any] = field(default_factory=dict, repr=False)
     score: float | None = None
     # Set on retrieved copies by multi-path retrieval: path name -> rank in that path.

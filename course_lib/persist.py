@@ -1,9 +1,10 @@
 """Save a built knowledge base to a folder and load it back, much faster than rebuilding.
 
 What is saved: the nodes of every group built so far (text, uid, parent, metadata; QA
-answers), every BM25 index, and every dense vector matrix with the name of the model
-that made it. ``manifest.json`` records a format marker and version, the library
-version, what each file holds and the SHA-256 checksum of every file.
+answers), the document's ``global_metadata``, every BM25 index, and every dense vector
+matrix with the name of the model that made it. ``manifest.json`` records a format
+marker and version, the library version, what each file holds and the SHA-256 checksum
+of every file.
 
 What is promised
 ----------------
@@ -73,7 +74,9 @@ from .validation import check_number
 __all__ = ["PersistError", "load", "load_or_build", "save"]
 
 FORMAT = "course_lib knowledge base"  # the marker: a manifest.json without it is not ours
-FORMAT_VERSION = 2
+# 3: the manifest holds the document's global_metadata. A folder saved with another
+# version is refused with a PersistError saying so; load_or_build then rebuilds it.
+FORMAT_VERSION = 3
 LOCK_TIMEOUT_S = 120.0
 NODES = "nodes.jsonl.gz"
 
@@ -83,7 +86,7 @@ NODES = "nodes.jsonl.gz"
 _MANIFEST_SHAPE: dict[str, Any] = {
     "format": str, "format_version": int, "course_lib_version": str,
     "sha256": {str: str},
-    "groups": [str], "parents": {str: str},
+    "groups": [str], "parents": {str: str}, "global_metadata": {str: object},
     "bm25": [{"group": str, "similarity": str, "file": str,
               "k1": float, "b": float, "avgdl": float}],
     "vectors": [{"group": str, "key": str, "file": str, "model": (str, None)}],
@@ -122,7 +125,8 @@ def _collect(doc: Document, out: NewFiles) -> dict[str, Any]:
                 vectors.append({"group": group, "key": key, "file": stem,
                                 "model": _model_name(doc.embed.get(key))})
     parents = {group: doc.parent_of(group) for group in groups if group != ROOT}
-    return {"groups": groups, "parents": parents, "bm25": indexes, "vectors": vectors}
+    return {"groups": groups, "parents": parents, "global_metadata": doc.global_metadata,
+            "bm25": indexes, "vectors": vectors}
 
 
 def _rebuild(manifest: dict[str, Any], files: SavedFiles,
@@ -151,8 +155,9 @@ def _rebuild(manifest: dict[str, Any], files: SavedFiles,
         by_uid[record["uid"]] = _restore_node(record, parent)
         sizes[record["group"]] += 1
     try:
-        doc = Document.from_nodes(by_uid.values(), manifest["parents"], embed=embed)
-    except ValueError as error:
+        doc = Document.from_nodes(by_uid.values(), manifest["parents"], embed=embed,
+                                  global_metadata=manifest["global_metadata"])
+    except (ValueError, TypeError) as error:
         raise PersistError(f"{nodes_file} and the groups in {MANIFEST} do not fit "
                            f"together: {error}") from error
 
@@ -314,7 +319,8 @@ def _read_manifest(folder: Path, shown: Path) -> dict[str, Any]:
                            f"{manifest['format']!r:.60})")
     if manifest.get("format_version") != FORMAT_VERSION:
         raise PersistError(f"{shown} uses format version {manifest.get('format_version')!r:.20}"
-                           f"; this course_lib reads version {FORMAT_VERSION}")
+                           f"; this course_lib reads version {FORMAT_VERSION}: build the "
+                           "knowledge base again and save it (load_or_build does both)")
     if manifest.get("course_lib_version") != __version__:
         raise PersistError(f"{shown} was saved by course_lib "
                            f"{manifest.get('course_lib_version')!r:.20}, this is {__version__}")

@@ -1,11 +1,16 @@
-"""Readers: files (or given texts) become root nodes, one per file, with file metadata.
+"""Readers: files (or given texts) become root nodes, with file metadata.
 
-A reader is a function ``path -> text`` registered for a file suffix; ``.txt`` and
-``.md`` are read as UTF-8 by :func:`text_reader`. Register your own for other formats
-or encodings::
+A reader is a function registered for a file suffix; ``.txt`` and ``.md`` are read as
+UTF-8 by :func:`text_reader`. Register your own for other formats or encodings::
 
     register_reader(".csv", lambda path: path.read_text(encoding="utf-8").replace(",", " | "))
     register_reader(".txt", text_reader("gbk"))      # a corpus saved in GBK
+
+A reader returns the file's text (one root node, uid: the file's name) or a list of
+parts — strings or :class:`~course_lib.node.DocNode` s with their own ``metadata`` —
+one root node each (uids ``name#0``, ``name#1``, ...): a CSV of FAQ rows can become
+one node per row, each row's columns in its metadata. A returned DocNode keeps its
+class (a QA node stays one); its metadata is added to the file's.
 
 Every root node carries metadata — ``file_name``, ``file_path``, ``file_type``,
 ``file_size``, ``modified``, ``created`` — which every node cut from it inherits
@@ -47,6 +52,7 @@ TypeError: texts= got a single str; give a list of strings (texts=['...']) or a 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import datetime as dt
 import os
 import stat
@@ -64,7 +70,7 @@ MAX_FILE_BYTES = 50 * 2**20
 """The largest file (in bytes) a reader accepts: 50 MiB. Read at call time, so
 ``course_lib.readers.MAX_FILE_BYTES = ...`` changes it for every later read."""
 
-Reader = Callable[[Path], str]
+Reader = Callable[[Path], str | list[str | DocNode]]
 
 
 # ---------------------------------------------------------------- reading one file
@@ -166,7 +172,8 @@ READERS: dict[str, Reader] = {".txt": text_reader("utf-8"), ".md": text_reader("
 
 
 def register_reader(suffix: str, reader: Reader) -> None:
-    """Read files ending in ``suffix`` (e.g. ``".csv"``) with ``reader(path) -> text``.
+    """Read files ending in ``suffix`` (e.g. ``".csv"``) with ``reader(path)``, which
+    returns the text, or a list of strings / DocNodes (one root node each).
 
     Replaces the reader already registered for ``suffix``. The file has passed the
     checks above (regular, inside the folder, within :data:`MAX_FILE_BYTES`) before
@@ -352,12 +359,22 @@ def read_roots(dataset_path: str | os.PathLike[str] | None = None, *,
     roots = []
     for path in paths:
         uid = str(path.relative_to(folder)) if folder is not None else str(path)
-        roots.append(DocNode(_read_one(path), group=ROOT, uid=uid, metadata=file_metadata(path)))
+        metadata = file_metadata(path)
+        read = _read_one(path)
+        if isinstance(read, str):
+            roots.append(DocNode(read, group=ROOT, uid=uid, metadata=metadata))
+            continue
+        for i, part in enumerate(read):
+            # A fresh node of the part's class: the reader's own object is not reused.
+            roots.append(dataclasses.replace(part, group=ROOT, uid=f"{uid}#{i}", parent=None,
+                                             children={}, embeddings={}, score=None,
+                                             metadata={**metadata, **part.metadata}))
     return roots
 
 
-def _read_one(path: Path) -> str:
-    """The text of ``path`` by its suffix's reader, checked to be a str of valid Unicode."""
+def _read_one(path: Path) -> str | list[DocNode]:
+    """What ``path``'s reader makes of it — its text, or its parts as DocNodes — checked:
+    strings of valid Unicode, a non-empty list, no global metadata on a part."""
     suffix = path.suffix.lower()
     reader = READERS[suffix]
     try:
@@ -370,11 +387,34 @@ def _read_one(path: Path) -> str:
         if str(path) not in str(error):
             error.add_note(f"while reading {str(path)!r} with the reader for {suffix!r}")
         raise
-    if not isinstance(text, str):
+    if isinstance(text, str):
+        check_text(text, f"file {str(path)!r}")
+        return text
+    must = ("a reader must return the file's text as a str, or a list of parts (str or "
+            "DocNode), one root node each")
+    if not isinstance(text, (list, tuple)):
         raise TypeError(f"the reader for {suffix!r} returned {type(text).__name__} for "
-                        f"{str(path)!r}; a reader must return the file's text as a str")
-    check_text(text, f"file {str(path)!r}")
-    return text
+                        f"{str(path)!r}; {must}")
+    if not text:
+        raise ValueError(f"the reader for {suffix!r} returned an empty list for {str(path)!r}; "
+                         f"{must} (return '' for a file with no text)")
+    parts = []
+    for i, part in enumerate(text):
+        where = f"part {i} of {str(path)!r} (reader for {suffix!r})"
+        if isinstance(part, str):
+            part = DocNode(part)
+        elif not isinstance(part, DocNode):
+            raise TypeError(f"{where} is {type(part).__name__} {part!r:.40}; {must}")
+        if not isinstance(part.text, str):
+            raise TypeError(f"{where} is a DocNode whose text is {type(part.text).__name__}; "
+                            f"{must}")
+        if part.global_metadata:
+            raise ValueError(f"{where} carries global_metadata {part.global_metadata!r:.60}; "
+                             "global_metadata belongs to the whole Document (Document(..., "
+                             "global_metadata=...)): put facts about this part in its metadata")
+        check_text(part.text, where)
+        parts.append(part)
+    return parts
 
 
 def _roots_from_texts(texts: Any) -> list[DocNode]:

@@ -36,13 +36,27 @@ class Retriever:
     fuse several retrievers with :class:`~course_lib.fusion.MultiRetriever`).
     ``similarity_cut_off`` drops nodes whose score is not strictly above it (a float,
     or ``{embed_key: float}``). ``filters`` keeps nodes whose metadata value is in a
-    list of hashable values, e.g. ``{"file_name": ["doc_01.txt"]}``; a key that no node
-    of the group has in its metadata is an error listing the keys they have (a typo such
-    as ``"filename"`` would otherwise silently match nothing). ``embed_keys`` picks the
-    vectors an embedding similarity uses (default: all of the document's); ``index``
-    picks the dense vector index: ``"faiss"`` (exact, default), ``"numpy"`` (exact),
-    ``"hnsw"`` (approximate, for large collections) or ``"milvus"`` (the document's
-    vector store).
+    list of hashable values, e.g. ``{"file_name": ["doc_01.txt"]}`` (a key missing from
+    a node's metadata is looked up in its ``global_metadata``); a key that no node of the
+    group has is an error listing the keys they have (a typo such as ``"filename"`` would
+    otherwise silently match nothing). ``embed_keys`` picks the vectors an embedding
+    similarity uses (default: all of the document's); ``index`` picks the dense vector
+    index: ``"faiss"`` (exact, default), ``"numpy"`` (exact), ``"hnsw"`` (approximate,
+    for large collections) or ``"milvus"`` (the document's vector store).
+
+    ``index="map"`` searches nothing: it looks the query up in a hash map from the value
+    of metadata key ``map_key`` (``"text"``: the node's text) to every node that has it,
+    and returns them all, in document order, each with score 1.0 — ``similarity`` and
+    ``topk`` are ignored, as in LazyLLM. It answers "which nodes have this exact value"
+    (a file name, an id, a tag, a stored question), not "which nodes are about this";
+    see :meth:`~course_lib.index.GroupIndex.value_map` for how values are compared.
+    ``similarity_cut_off`` and ``embed_keys`` have no meaning there and are refused;
+    ``filters`` still apply.
+
+    >>> doc = Document(texts={"a.txt": "猫。\\n狗。", "b.txt": "鱼。"})
+    >>> doc.create_node_group("line", transform=lambda t: t.split("\\n"))
+    >>> [n.text for n in Retriever(doc, "line", index="map", map_key="file_name")("a.txt")]
+    ['猫。', '狗。']
 
     Node groups are built lazily: what needs the group's nodes — the filter keys, and
     that the group has nodes at all (a group whose transform kept nothing is a
@@ -53,7 +67,8 @@ class Retriever:
     def __init__(self, doc: Document, group_name: str, similarity: str = "bm25_chinese",
                  topk: int = 6, similarity_cut_off: float | dict[str, float] | None = None,
                  filters: dict[str, Sequence[Any]] | None = None,
-                 embed_keys: Sequence[str] | None = None, index: str = "faiss") -> None:
+                 embed_keys: Sequence[str] | None = None, index: str = "faiss",
+                 map_key: str | None = None) -> None:
         if group_name not in doc.groups():
             raise ValueError(f"unknown node group {group_name!r}; known groups: {doc.groups()}")
         self.doc = doc
@@ -61,16 +76,20 @@ class Retriever:
         self.similarity = get_similarity(similarity)
         self.topk = validate_topk(topk)
         self.filters = _validate_filters(filters)
-        self.embed_keys = self._validate_embed_keys(embed_keys)
+        if index not in INDEXES:
+            raise ValueError(f"index must be one of {INDEXES}, got {index!r}")
+        self.map_key = _validate_map_key(map_key, index, similarity_cut_off, embed_keys)
+        self.embed_keys = [] if index == "map" else self._validate_embed_keys(embed_keys)
         self.similarity_cut_off = self._validate_cut_off(similarity_cut_off)
-        if index not in (*BACKENDS, "milvus"):
-            raise ValueError(f"index must be one of {(*BACKENDS, 'milvus')}, got {index!r}")
         if index == "milvus" and getattr(doc, "store", None) is None:
             raise ValueError("index='milvus' needs a vector store: "
                              "Document(..., store=MilvusStore())")
         self.index = index
         if group_name in doc.built_groups():
-            self._keep_mask(doc.index(group_name).require_nodes())
+            nodes = doc.index(group_name).require_nodes()
+            self._keep_mask(nodes)
+            if self.map_key is not None:
+                doc.index(group_name).value_map(self.map_key)  # an unknown key fails here
 
     def _validate_embed_keys(self, embed_keys: Sequence[str] | None) -> list[str]:
         if isinstance(embed_keys, str):
@@ -121,6 +140,9 @@ class Retriever:
         index = self.doc.index(self.group_name)
         nodes = index.require_nodes()
         mask = self._keep_mask(nodes)
+        if self.map_key is not None:  # a look-up: every match, no score, no topk
+            ids = index.value_map(self.map_key).get(query, [])
+            return [nodes[i].with_score(1.0) for i in ids if mask is None or mask[i]]
         rankings = []
         for key in self.embed_keys or [None]:
             cut_off = self.similarity_cut_off.get(key, self.similarity_cut_off.get(None))
@@ -144,8 +166,34 @@ class Retriever:
             return None
         if getattr(self, "_mask", None) is None or len(self._mask) != len(nodes):
             _check_filter_keys(self.filters, nodes, self.group_name)
-            self._mask = np.array([_passes(n, self.filters) for n in nodes], dtype=bool)
+            self._mask = np.array([matches_filters(n, self.filters) for n in nodes],
+                                  dtype=bool)
         return self._mask
+
+
+INDEXES = (*BACKENDS, "milvus", "map")
+
+
+def _validate_map_key(map_key: Any, index: str, cut_off: Any, embed_keys: Any) -> str | None:
+    """``map_key`` if it fits ``index``; a ``ValueError``/``TypeError`` saying why not."""
+    if index != "map":
+        if map_key is not None:
+            raise ValueError(f"map_key= only applies to index='map' (a look-up by exact "
+                             f"value); index={index!r} ranks by similarity: drop map_key, or "
+                             "use index='map'")
+        return None
+    if map_key is None:
+        raise ValueError("index='map' looks nodes up by the exact value of one metadata key: "
+                         "give map_key=, e.g. map_key='file_name', or map_key='text' for the "
+                         "nodes' text")
+    if not isinstance(map_key, str) or not map_key:
+        raise TypeError(f"map_key must be a metadata key (a non-empty string), got {map_key!r}")
+    if cut_off is not None:
+        raise ValueError("similarity_cut_off does not apply to index='map': a look-up scores "
+                         "nothing (every match scores 1.0); drop it, or use a ranking index")
+    if embed_keys:
+        raise ValueError("embed_keys do not apply to index='map': a look-up uses no vectors")
+    return map_key
 
 
 def _validate_filters(filters: Any) -> dict[str, set[Any]]:
@@ -175,9 +223,10 @@ def _validate_filters(filters: Any) -> dict[str, set[Any]]:
 
 
 def _check_filter_keys(filters: dict[str, set[Any]], nodes: list[DocNode], group: str) -> None:
-    """A ``ValueError`` if a filter key is in no node's metadata: it names the unknown
-    key(s), the closest known one and every key the group's nodes have."""
-    known = sorted({key for node in nodes for key in node.metadata}, key=str)
+    """A ``ValueError`` if a filter key is in no node's metadata nor global metadata: it
+    names the unknown key(s), the closest known one and every key the group's nodes have."""
+    known = sorted({key for node in nodes for key in (*node.metadata, *node.global_metadata)},
+                   key=str)
     unknown = [key for key in filters if key not in known]
     if unknown:
         close = difflib.get_close_matches(str(unknown[0]), [str(k) for k in known], n=1)
@@ -186,5 +235,18 @@ def _check_filter_keys(filters: dict[str, set[Any]], nodes: list[DocNode], group
                          f"{group!r} has{hint}; the keys its nodes have: {known}")
 
 
-def _passes(node: DocNode, filters: dict[str, set[Any]]) -> bool:
-    return all(node.metadata.get(key) in allowed for key, allowed in filters.items())
+def matches_filters(node: DocNode, filters: dict[str, Sequence[Any]]) -> bool:
+    """Whether ``node`` passes ``filters`` (``{key: allowed values}``): each key's value —
+    from the node's metadata, else its global metadata — is among the allowed ones.
+
+    >>> node = DocNode("甲", metadata={"file_name": "a.txt"}, global_metadata={"year": 2018})
+    >>> matches_filters(node, {"file_name": ["a.txt"], "year": [2017, 2018]})
+    True
+    >>> matches_filters(node, {"file_name": ["b.txt"]})
+    False
+    """
+    for key, allowed in filters.items():
+        value = node.metadata[key] if key in node.metadata else node.global_metadata.get(key)
+        if value not in allowed:
+            return False
+    return True
