@@ -90,6 +90,11 @@ EXERCISES: dict[str, Exercise] = {
                    "DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) shares with "
                    "backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search 10, 20, 32, "
                    "64, 128."),
+    "12": Exercise(("declined_at_2", "wrongly_declined_at_2"), "matrix = np.column_stack("
+                   "list(signals.values())); for each fold f: report = folds == f, model = "
+                   "fit_model(matrix[~report], answerable[~report], max_wrong=0.02), declined "
+                   "where model.probabilities(matrix[report]) < model.threshold; then the "
+                   "share declined among the unanswerable and among the answerable."),
 }
 
 _STRICT: list[bool] = [False]

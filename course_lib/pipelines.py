@@ -259,16 +259,29 @@ def _bm25_expansion(kb: KnowledgeBase) -> Retrieve:
 
 
 def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | None = None,
-                context_size: int = 3, score_cut_off: float | None = None) -> object:
+                context_size: int = 3, score_cut_off: float | None = None,
+                answerability: object | None = None) -> object:
     """The chapter's final system on the knowledge base: paragraph BM25 (words and
     characters) and coarse-chunk cosine in parallel, union, offline reranker, plus a
     QA-pair path (offline cloze pairs) that bypasses the reranker; then ``llm`` answers
     (default: the configured model, or the offline stand-in). ``score_cut_off`` drops
-    candidates the reranker does not rate clearly above the pool (see notebook 08)."""
+    candidates the reranker does not rate clearly above the pool (see notebook 08).
+
+    ``answerability``: ``None`` (always answer), a fitted
+    :class:`~course_lib.answerability.AnswerabilityDetector`, or ``True`` to fit one on
+    ``kb`` now (:func:`~course_lib.answerability.fit_detector`, a few seconds); the system
+    then declines when the knowledge base does not seem to hold the answer (notebook 12).
+    """
     from .llm import OfflineLLM, get_llm
     from .llm_groups import LLMParser
     from .rag import MultiPathRAG
 
+    if answerability is True:
+        from .answerability import fit_detector
+
+        answerability = fit_detector(kb)
+    elif answerability is False:
+        answerability = None
     doc = knowledge_base_document(kb, embed=True)
     doc.create_node_group("qapair", parent="paragraph",
                           transform=LLMParser(OfflineLLM(), task_type="qa"))
@@ -281,4 +294,5 @@ def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | Non
                         score_cut_off=score_cut_off)
     qa_path = Retriever(doc, "qapair", "bm25_chinese", topk=1, similarity_cut_off=10.0)
     return MultiPathRAG(paths, llm=llm or get_llm(), reranker=reranker, qa_path=qa_path,
-                        rewrite=rewrite, context_size=context_size)
+                        rewrite=rewrite, context_size=context_size,
+                        answerability=answerability)

@@ -6,11 +6,22 @@
 With the offline stand-in the "LLM" answers extractively: it returns the context
 sentence that covers the question best, and says so (``answer.backend == "offline"``).
 
+With ``answerability=detector`` (:class:`course_lib.answerability.AnswerabilityDetector`)
+the system first asks whether the reranked candidates hold the answer at all; when the
+detector says no, it declines with :data:`DECLINED` instead of calling the LLM, and the
+result carries the detector's verdict (its signals and best candidate) as evidence.
+
 >>> from course_lib.llm import OfflineLLM
 >>> nodes = [DocNode("龙井属于绿茶，普洱属于黑茶。", uid="tea")]
 >>> rag = MultiPathRAG({"all": lambda q: nodes}, llm=OfflineLLM())
 >>> str(rag.ask("普洱属于哪一类茶？").answer)
 '龙井属于绿茶，普洱属于黑茶。'
+>>> from types import SimpleNamespace
+>>> says_no = lambda question, nodes: SimpleNamespace(answerable=False)
+>>> careful = MultiPathRAG({"all": lambda q: nodes}, llm=OfflineLLM(), answerability=says_no)
+>>> result = careful.ask("《茶经》的作者是谁？")
+>>> result.declined, str(result.answer) == DECLINED, [n.uid for n in result.contexts]
+(True, True, ['tea'])
 """
 
 from __future__ import annotations
@@ -18,6 +29,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from .fusion import MultiRetriever, check_path_result, union
 from .llm import ChatLLM, Reply, get_llm
@@ -27,16 +41,20 @@ from .rerank import Reranker
 from .validation import check_int, validate_query
 
 Retrieve = Callable[[str], list[DocNode]]
+# What a system says instead of answering when the knowledge base lacks the answer.
+DECLINED = "知识库中没有这个问题的答案 (the knowledge base does not contain this)"
 
 
 @dataclass
 class RAGAnswer:
     question: str
     answer: Reply
-    contexts: list[DocNode]  # what the generator saw, in order; each has .found_by
+    contexts: list[DocNode]  # what the generator saw (or, declined, was looked at), in order
     queries: list[str]       # the question and its rewrites
     seconds: float = 0.0
     qa_hits: list[DocNode] = field(default_factory=list)
+    declined: bool = False   # the answerability check said the answer is not there
+    verdict: Any = None      # the check's verdict (signals, best candidate, .explain())
 
     @property
     def backend(self) -> str:
@@ -49,20 +67,29 @@ class MultiPathRAG:
     ``qa_path`` (optional) retrieves question-answer nodes; they skip the reranker and
     are put first in the context, since a matched question is the strongest evidence.
     ``rewrite`` = ``None`` | ``"expand"`` | ``"multi"`` adds rewritten queries.
+    ``answerability`` (optional) is called as ``answerability(question, ranked)`` on the
+    reranked candidates (not the QA pairs, which are sentences of those paragraphs with a
+    word blanked out) and returns a verdict with ``.answerable``; when that is false the
+    system declines with :data:`DECLINED` and does not call the LLM.
     """
 
     def __init__(self, paths: dict[str, Retrieve], llm: ChatLLM | None = None,
                  reranker: Reranker | None = None, qa_path: Retrieve | None = None,
-                 rewrite: str | None = None, context_size: int = 5, max_workers: int = 0
-                 ) -> None:
+                 rewrite: str | None = None, context_size: int = 5, max_workers: int = 0,
+                 answerability: Callable[[str, list[DocNode]], Any] | None = None) -> None:
         if rewrite not in (None, "expand", "multi"):
             raise ValueError(f"rewrite must be None, 'expand' or 'multi', got {rewrite!r}")
         context_size = check_int(context_size, "context_size", low=1)
         for name, value, what in (("reranker", reranker, "a Reranker (nodes, query=...)"),
-                                  ("qa_path", qa_path, "a retriever query -> list of DocNodes")):
+                                  ("qa_path", qa_path, "a retriever query -> list of DocNodes"),
+                                  ("answerability", answerability, "a fitted detector "
+                                   "(question, nodes) -> verdict, e.g. fit_detector(kb)")):
             if value is not None and not callable(value):
                 raise TypeError(f"{name} must be None or {what}, got {type(value).__name__}: "
                                 f"{value!r:.60}")
+        if getattr(answerability, "fitted", True) is False:  # an AnswerabilityDetector
+            raise ValueError("answerability: the detector is not fitted yet; fit it first "
+                             "(detector.fit(...)) or build a fitted one with fit_detector(kb)")
         if isinstance(reranker, Reranker) and reranker.output_format is not None:
             raise ValueError(f"reranker must hand back nodes: build it with output_format=None "
                              f"(the default), not {reranker.output_format!r}")
@@ -73,6 +100,7 @@ class MultiPathRAG:
         self.llm = llm or get_llm()
         self.reranker, self.qa_path, self.rewrite = reranker, qa_path, rewrite
         self.context_size = context_size
+        self.answerability = answerability
 
     def queries(self, question: str, first_hits: Sequence[DocNode]) -> list[str]:
         context = [n.text for n in first_hits[:1]]
@@ -103,9 +131,25 @@ class MultiPathRAG:
         validate_query(question)
         ranked, qa_hits, queries = self.retrieve(question)
         contexts = union([qa_hits, ranked])
-        answer = self.llm.answer(question, [n.get_content() for n in contexts])
+        verdict = self.check_answerable(question, ranked)
+        declined = verdict is not None and not verdict.answerable
+        if declined:  # no LLM call: nothing it could say would come from the knowledge base
+            answer = Reply(DECLINED, "answerability")
+        else:
+            answer = self.llm.answer(question, [n.get_content() for n in contexts])
         return RAGAnswer(question, answer, contexts, queries,
-                         round(time.perf_counter() - started, 3), qa_hits)
+                         round(time.perf_counter() - started, 3), qa_hits, declined, verdict)
+
+    def check_answerable(self, question: str, ranked: list[DocNode]) -> Any:
+        """The answerability verdict on the reranked candidates (``None`` without a check)."""
+        if self.answerability is None:
+            return None
+        verdict = self.answerability(question, ranked)
+        if not isinstance(getattr(verdict, "answerable", None), (bool, np.bool_)):
+            raise TypeError(f"answerability must return a verdict with a boolean .answerable "
+                            f"(as AnswerabilityDetector does), got {type(verdict).__name__}: "
+                            f"{verdict!r:.60}")
+        return verdict
 
     __call__ = ask
 

@@ -2,7 +2,9 @@
 
 The chapter's numbers (LazyLLM RAG course, ch. 7, CMRC 2018 trial) are typed in
 below from its tables; ours are computed now, on the real data. A row whose setting
-the chapter did not have shows "–" for the chapter.
+the chapter did not have shows "–" for the chapter. One table is not the chapter's at all:
+``answerability`` (notebook 12) — can the system tell that the knowledge base lacks the
+answer? — held-out AUROC and decline shares, from :mod:`course_lib.answerability`.
 
 >>> sorted(TABLES)[:3]
 ['chunks_vs_paragraphs', 'cut_off', 'query_rewriting']
@@ -14,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .answerability import answerability_possible, evaluate_answerability
 from .datasets import KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
@@ -93,15 +96,23 @@ TABLES: dict[str, Table] = {
 }
 
 
+ANSWERABILITY = "answerability"  # the table that is not a recall table (and not the chapter's)
+
+
 def reproduce(kb: KnowledgeBase, tables: list[str] | None = None) -> dict[str, Any]:
-    """Evaluate every row of the chosen tables; returns a JSON-ready dict."""
+    """Evaluate every row of the chosen tables (default: all, ``answerability`` last);
+    returns a JSON-ready dict: ``tables`` (the recall tables) and ``answerability``."""
     started = time.perf_counter()
-    unknown = sorted(set(tables or []) - set(TABLES))
+    unknown = sorted(set(tables or []) - set(TABLES) - {ANSWERABILITY})
     if unknown:
-        raise ValueError(f"unknown table(s) {unknown}; choose from {sorted(TABLES)}")
+        raise ValueError(f"unknown table(s) {unknown}; choose from "
+                         f"{sorted([*TABLES, ANSWERABILITY])}")
+    chosen = tables or [*TABLES, ANSWERABILITY]
     results: dict[str, dict[str, Any]] = {}
     report: dict[str, Any] = {"tables": {}}
-    for key in tables or list(TABLES):
+    for key in chosen:
+        if key == ANSWERABILITY:
+            continue
         table = TABLES[key]
         rows = []
         for row in table.rows:
@@ -112,6 +123,10 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None) -> dict[str, A
                          "ours": results[row.pipeline]})
         report["tables"][key] = {"title": table.title, "metrics": list(table.metrics),
                                  "rows": rows}
+    if ANSWERABILITY in chosen:
+        report[ANSWERABILITY] = (
+            evaluate_answerability(kb) if answerability_possible(kb) else
+            {"skipped": "too few paragraphs with questions to hold some out in 5 folds"})
     report["seconds"] = round(time.perf_counter() - started, 2)
     return report
 
@@ -133,8 +148,31 @@ def format_report(report: dict[str, Any], timing: bool = True) -> str:
                          for m in metrics]
                 cells.append(f"{' / '.join(parts):>{width}}")
             out.append(f"{row['label']:<40}" + "".join(cells))
+    if ANSWERABILITY in report:
+        out.extend(_answerability_lines(report[ANSWERABILITY]))
     out.append("\ncells: chapter→ours" + (f"; {report['seconds']} s in all" if timing else ""))
     return "\n".join(out)
+
+
+def _answerability_lines(result: dict[str, Any]) -> list[str]:
+    """The answerability table (notebook 12): not the chapter's, so no "chapter→" cells."""
+    title = ("\nAnswerability: does the knowledge base hold the answer at all? (not in the "
+             "chapter) — auroc / declined / wrongly declined")
+    if "skipped" in result:
+        return [title, f"skipped: {result['skipped']}"]
+    lines = [title,
+             f"{result['removed_paragraphs']} paragraphs removed (seed {result['seed']}): "
+             f"{result['answerable']} answerable, {result['unanswerable']} unanswerable "
+             f"questions; thresholds chosen on calibration folds for ≤ "
+             f"{result['max_wrong']:.0%} wrongly declined, all numbers on the "
+             f"{result['folds']} held-out folds",
+             f"{'setting':<40}{'AUROC':>10}{'unanswerable declined':>24}"
+             f"{'answerable declined':>22}"]
+    lines.append("-" * len(lines[-1]))
+    for row in result["rows"]:
+        lines.append(f"{row['label']:<40}{row['auroc']:>10.4f}{row['declined']:>24.3f}"
+                     f"{row['wrongly_declined']:>22.3f}")
+    return lines
 
 
 def _pair(chapter: Triple | None, i: int, ours: float, four_digits: bool) -> str:
