@@ -1,8 +1,12 @@
-"""The course's pictures (plotly), and a way to show them that GitHub can render too.
+"""The course's pictures (plotly), and a way to show them that works anywhere, offline.
 
-:func:`show` draws a figure as a static SVG when plotly's exporter (kaleido, which
-drives a local Chrome/Chromium) is available — so the committed notebooks display it —
-and falls back to the interactive figure otherwise.
+:func:`show` draws a figure as a PNG picture when plotly's static exporter (kaleido,
+which drives a local Chrome/Chromium) is available. A PNG displays in a notebook nobody
+has run or trusted yet (JupyterLab will not render SVG or scripts from an untrusted
+notebook) and on GitHub. Without the exporter it shows plotly's interactive figure as
+``application/vnd.plotly.v1+json``, which plotly's JupyterLab extension (installed with
+plotly) draws with its own copy of plotly.js: no network, no CDN. Either way the plain-text
+part of the output is a sentence naming the chart, not an object's repr.
 
 Every chart function takes plain numbers (results of :func:`course_lib.evaluate`,
 sweeps, ranks) and returns a ``plotly.graph_objects.Figure``. They are drawn to be read
@@ -13,8 +17,14 @@ that never overlap, at most eight pipelines at once, titles that say what is com
 from __future__ import annotations
 
 import atexit
+import base64
+import json
 import math
+import os
+import re
+import struct
 import warnings
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,21 +32,170 @@ import numpy as np
 
 CHAPTER_CUT_OFF_POINT = (0.87, 0.88)  # (context relevance@5, recall@5) with bge cosine > 0.4
 
+PNG_MIME, PLOTLY_MIME = "image/png", "application/vnd.plotly.v1+json"
+PLOTS_ENV = "COURSE_PLOTS"  # "interactive": show() draws interactive figures by default
 
-def show(figure: Any, width: int | None = None, height: int | None = None) -> None:
-    """Display ``figure`` as SVG (static, renders on GitHub) or, failing that, interactively."""
-    from IPython.display import SVG, display
 
+def show(figure: Any, width: int | None = None, height: int | None = None,
+         interactive: bool | None = None) -> None:
+    """Display ``figure`` in a notebook: as a PNG picture when plotly's exporter works,
+    otherwise as the interactive figure (plotly's JupyterLab extension, offline).
+
+    ``interactive=True`` always shows the interactive figure (zoom, hover for values);
+    ``interactive=False`` insists on the picture. The environment variable
+    ``COURSE_PLOTS=interactive`` makes the interactive figure the default (e.g. to check in
+    a browser what a machine without Chromium shows). See :func:`figure_bundle`.
+    """
+    from IPython.display import display
+
+    bundle, metadata = figure_bundle(figure, width, height, interactive)
+    display(bundle, raw=True, metadata=metadata)
+
+
+def figure_bundle(figure: Any, width: int | None = None, height: int | None = None,
+                  interactive: bool | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What :func:`show` displays, as ``(mime bundle, metadata)``.
+
+    With plotly's static exporter (``interactive`` None or False): ``image/png`` (base64)
+    and a ``text/plain`` sentence. Otherwise (no exporter, or ``interactive=True``): the
+    figure as ``application/vnd.plotly.v1+json`` and the sentence; never HTML that loads
+    plotly.js from a CDN, which stays blank offline.
+
+    >>> bundle, _ = figure_bundle(_figure("Recall@5 of two pipelines"), interactive=True)
+    >>> sorted(bundle)
+    ['application/vnd.plotly.v1+json', 'text/plain']
+    >>> print(bundle["text/plain"])
+    Interactive chart: Recall@5 of two pipelines (drawn by plotly's JupyterLab extension, offline).
+    """
+    if interactive not in (None, True, False):
+        raise ValueError(f"interactive must be None, True or False, got {interactive!r}")
+    if interactive is None and os.environ.get(PLOTS_ENV, "").strip().lower() == "interactive":
+        interactive = True
+    failure: Exception | None = None
+    if interactive is not True and _exporter_ready():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # kaleido's notes about its server options
+                png = compact_png(figure.to_image(format="png", width=width, height=height))
+        except Exception as error:  # the browser died, say: the interactive figure still works
+            failure = error
+        else:
+            size = _png_size(png)
+            text = f"Picture: {describe(figure)} (a PNG image, {size[0]}×{size[1]} pixels)."
+            return ({PNG_MIME: base64.b64encode(png).decode("ascii"), "text/plain": text},
+                    {PNG_MIME: {"width": size[0], "height": size[1]}})
+    if interactive is False:
+        raise RuntimeError("interactive=False needs plotly's static exporter: kaleido and a "
+                           "local Chrome/Chromium (apt-get install chromium, or run "
+                           "kaleido_get_chrome); without them call show(figure) for the "
+                           "interactive figure" + (f" (the export failed: {failure})"
+                                                   if failure else "")) from failure
+    spec = json.loads(figure.to_json())  # plain JSON: numpy arrays become lists
+    if width or height:
+        spec.setdefault("layout", {}).update({k: v for k, v in (("width", width),
+                                                                 ("height", height)) if v})
+    spec["config"] = {"displaylogo": False}
+    text = (f"Interactive chart: {describe(figure)} (drawn by plotly's JupyterLab extension, "
+            "offline).")
+    return {PLOTLY_MIME: spec, "text/plain": text}, {}
+
+
+def describe(figure: Any) -> str:
+    """A figure's title and subtitle as one plain sentence (no HTML, no markdown).
+
+    >>> describe(_figure("Rank of the <b>gold</b> paragraph", "200 questions"))
+    'Rank of the gold paragraph — 200 questions'
+    """
+    title = figure.layout.title
+    parts = [title.text or "", (title.subtitle.text or "") if title.subtitle else ""]
+    text = " — ".join(re.sub(r"<br\s*/?>", " ", p) for p in parts if p)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", text)).strip()
+    return text or "a plotly figure without a title"
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    width, height = struct.unpack(">II", png[16:24])  # IHDR: the first chunk, always
+    return width, height
+
+
+def _png_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
+    chunks, pos = [], 8
+    while pos + 8 <= len(png):
+        (length,), kind = struct.unpack(">I", png[pos:pos + 4]), png[pos + 4:pos + 8]
+        chunks.append((kind, png[pos + 8:pos + 8 + length]))
+        pos += 12 + length
+    return chunks
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+
+def compact_png(png: bytes, colours: int = 256) -> bytes:
+    """``png`` with at most ``colours`` colours (an indexed PNG), when that loses nothing
+    visible; else ``png`` unchanged.
+
+    A chart is a few flat colours on white plus the anti-aliased edges between them: a
+    palette of its 256 most frequent colours, each other pixel mapped to the nearest,
+    looks the same and takes about a third of the bytes (a notebook commits every
+    picture). Only plain 8-bit opaque RGB(A) images whose rows use the PNG filters None,
+    Sub or Up are converted (what Chromium writes); anything else is returned as it is,
+    as is any image the palette would change visibly (mean error over 1 level, or more
+    than 1 % of its pixels off by over 40 levels).
+
+    >>> compact_png(b"not a png") == b"not a png"
+    True
+    """
     try:
-        if not _exporter_ready():
-            raise RuntimeError("no static exporter")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # kaleido's notes about its server options
-            svg = figure.to_image(format="svg", width=width, height=height)
-    except Exception:  # no kaleido or no browser for it: the interactive figure still works
-        figure.show(renderer="notebook_connected")
-        return
-    display(SVG(svg))
+        return _compact_png(png, colours) or png
+    except Exception:  # an unexpected file: keep the exporter's picture
+        return png
+
+
+def _compact_png(png: bytes, colours: int) -> bytes | None:
+    if not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        return None
+    chunks = _png_chunks(png)
+    width, height, depth, kind, _, _, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
+    if depth != 8 or kind not in (2, 6) or interlace:
+        return None
+    channels = 4 if kind == 6 else 3
+    raw = np.frombuffer(zlib.decompress(b"".join(d for k, d in chunks if k == b"IDAT")),
+                        np.uint8).reshape(height, width * channels + 1)
+    if not set(np.unique(raw[:, 0]).tolist()) <= {0, 1, 2}:
+        return None  # Average or Paeth rows: not worth undoing in Python
+    pixels = np.zeros((height, width, channels), np.uint8)
+    previous = np.zeros((width, channels), np.uint8)
+    for y in range(height):  # undo each row's filter (uint8 sums wrap, as PNG's do)
+        row = raw[y, 1:].reshape(width, channels)
+        if raw[y, 0] == 1:
+            row = np.cumsum(row, axis=0, dtype=np.uint8)
+        elif raw[y, 0] == 2:
+            row = row + previous
+        pixels[y] = previous = row
+    if channels == 4 and (pixels[..., 3] != 255).any():
+        return None  # transparency: keep it exact
+    rgb = pixels[..., :3].reshape(-1, 3).astype(np.int32)
+    keys = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
+    unique, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    palette_keys = unique[np.argsort(-counts, kind="stable")[:colours]]
+    palette = np.stack([(palette_keys >> 16) & 255, (palette_keys >> 8) & 255,
+                        palette_keys & 255], axis=1)
+    each = np.stack([(unique >> 16) & 255, (unique >> 8) & 255, unique & 255], axis=1)
+    nearest = np.empty(len(unique), np.int64)
+    for start in range(0, len(unique), 4096):  # bounded memory: 4096 × 256 distances
+        part = each[start:start + 4096]
+        nearest[start:start + 4096] = ((part[:, None, :] - palette[None]) ** 2).sum(-1).argmin(1)
+    error = np.abs(palette[nearest] - each).max(axis=1)[inverse.reshape(-1)]
+    if error.mean() > 1.0 or (error > 40).mean() > 0.01:
+        return None
+    index = nearest[inverse.reshape(-1)].astype(np.uint8).reshape(height, width)
+    rows = np.zeros((height, width + 1), np.uint8)  # filter byte 0 (None) on every row
+    rows[:, 1:] = index
+    return (png[:8] + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0))
+            + _png_chunk(b"PLTE", palette.astype(np.uint8).tobytes())
+            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 9)) + _png_chunk(b"IEND", b""))
 
 
 _EXPORTER: list[bool] = []
@@ -200,28 +359,28 @@ Box = tuple[float, float, float, float]  # left, top, right, bottom, in pixels (
 
 
 LABEL_GAP = 5  # pixels between a point and its label
+CHOSEN_GAP = 15  # ... and around the chosen point's open circle (20 px wide, 2 px line)
 
 
-def _label_box(x: float, y: float, text: str, spot: str) -> Box:
+def _label_box(x: float, y: float, text: str, spot: str, gap: float = LABEL_GAP) -> Box:
     """The box of :func:`_label` at ``spot`` ("top center", ...) around the point (x, y),
     with 2 px to spare on every side so that labels keep clear of each other and of lines."""
     width, height = FONT_PX * len(text) + 2, 16.0
     vertical, horizontal = spot.split()
-    cx = x + {"left": -width / 2 - LABEL_GAP, "center": 0.0,
-              "right": width / 2 + LABEL_GAP}[horizontal]
-    cy = y + {"top": -height / 2 - LABEL_GAP, "middle": 0.0,
-              "bottom": height / 2 + LABEL_GAP}[vertical]
+    cx = x + {"left": -width / 2 - gap, "center": 0.0, "right": width / 2 + gap}[horizontal]
+    cy = y + {"top": -height / 2 - gap, "middle": 0.0, "bottom": height / 2 + gap}[vertical]
     return (cx - width / 2 - 2, cy - height / 2 - 2, cx + width / 2 + 2, cy + height / 2 + 2)
 
 
-def _label(x: float, y: float, text: str, spot: str, colour: str) -> dict[str, Any]:
+def _label(x: float, y: float, text: str, spot: str, colour: str,
+           gap: float = LABEL_GAP) -> dict[str, Any]:
     """A point's label as an annotation placed exactly where :func:`_label_box` expects it."""
     vertical, horizontal = spot.split()
     return {"x": x, "y": y, "text": text, "showarrow": False, "font": {"color": colour},
             "xanchor": {"left": "right", "center": "center", "right": "left"}[horizontal],
             "yanchor": {"top": "bottom", "middle": "middle", "bottom": "top"}[vertical],
-            "xshift": {"left": -LABEL_GAP, "center": 0, "right": LABEL_GAP}[horizontal],
-            "yshift": {"top": LABEL_GAP, "middle": 0, "bottom": -LABEL_GAP}[vertical]}
+            "xshift": {"left": -gap, "center": 0, "right": gap}[horizontal],
+            "yshift": {"top": gap, "middle": 0, "bottom": -gap}[vertical]}
 
 
 def _overlaps(box: Box, others: Sequence[Box]) -> bool:
@@ -231,19 +390,22 @@ def _overlaps(box: Box, others: Sequence[Box]) -> bool:
 
 def _label_spots(points: Sequence[tuple[float, float]], texts: Sequence[str],
                  obstacles: list[Box], lines: Sequence[Box],
-                 size: tuple[float, float]) -> list[str | None]:
+                 size: tuple[float, float],
+                 gaps: Sequence[float] | None = None) -> list[str | None]:
     """Greedy label placement in pixels: for each point the first of eight spots around it
     whose box stays inside ``size`` and overlaps no earlier label, no marker (``obstacles``,
     which grows by each label placed) and, if possible, no line (x0, y0, x1, y1);
-    ``None`` where no spot is free: that point gets no label."""
+    ``None`` where no spot is free: that point gets no label. ``gaps``: each point's
+    distance to its label (default :data:`LABEL_GAP`; more around a big marker)."""
     dots = []
     for x0, y0, x1, y1 in lines:  # a line as dots 2 px apart
         steps = max(2, int(math.dist((x0, y0), (x1, y1)) / 2))
         dots += [(x0 + (x1 - x0) * t / steps, y0 + (y1 - y0) * t / steps) for t in range(steps + 1)]
     spots: list[str | None] = []
-    for (x, y), text in zip(points, texts, strict=True):
+    gaps = [LABEL_GAP] * len(points) if gaps is None else gaps
+    for (x, y), text, gap in zip(points, texts, gaps, strict=True):
         candidates = [(spot, box) for spot in _SPOTS
-                      for box in [_label_box(x, y, text, spot)]
+                      for box in [_label_box(x, y, text, spot, gap)]
                       if box[0] >= 0 and box[1] >= 0 and box[2] <= size[0] and box[3] <= size[1]
                       and not _overlaps(box, obstacles)]
         chosen = next((c for c in candidates
@@ -258,18 +420,31 @@ def _label_spots(points: Sequence[tuple[float, float]], texts: Sequence[str],
 
 def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, float]], k: int = 5,
                     chapter: tuple[float, float] | None = CHAPTER_CUT_OFF_POINT,
-                    chapter_label: str = "reference chapter: bge cosine > 0.4") -> Any:
+                    chapter_label: str = "reference chapter: bge cosine > 0.4",
+                    chosen: float | None = None) -> Any:
     """Recall@k against context relevance@k, one point per cut-off (its value beside it).
 
     ``sweeps`` maps the name of the score each cut-off applies to (e.g. "cosine (e5)")
     to the rows of :func:`course_lib.evaluation.cut_off_sweep`; a bare list of rows is one
     unnamed curve. Labels that would overlap are moved around their point, or left out
     (hover shows every point); points that coincide share one label ("0–0.1").
+    ``chosen`` circles the first curve's point at that cut-off (the slider's choice): its
+    label is placed first, and no other label covers the circle.
+
+    >>> rows = [{"cut_off": c, "recall@5": r, "context_relevance@5": x}
+    ...         for c, r, x in ((0.0, 0.9, 0.2), (0.1, 0.9, 0.2), (1.0, 0.7, 0.8))]
+    >>> figure = threshold_chart(rows, chosen=0.1)  # 0 and 0.1 coincide: one label
+    >>> [a.text for a in figure.layout.annotations], figure.data[1].name
+    (['0–0.1', '1'], 'chosen: cut-off 0.1')
     """
     from plotly.colors import qualitative
 
     named = isinstance(sweeps, dict)  # a bare list of rows: one curve, no legend entry
-    sweeps = sweeps if isinstance(sweeps, dict) else {"cut-off sweep": list(sweeps)}
+    # An unnamed curve is the cut-off's trade-off on whatever score the rows came from.
+    sweeps = sweeps if isinstance(sweeps, dict) else {"score cut-off": list(sweeps)}
+    if chosen is not None and not any(r["cut_off"] == chosen for r in next(iter(sweeps.values()))):
+        raise ValueError(f"chosen={chosen!r} is not one of the first curve's cut-offs "
+                         f"{[r['cut_off'] for r in next(iter(sweeps.values()))]}")
     xkey, ykey = f"context_relevance@{k}", f"recall@{k}"
     xs = [r[xkey] for rows in sweeps.values() for r in rows] + ([chapter[0]] if chapter else [])
     ys = [r[ykey] for rows in sweeps.values() for r in rows] + ([chapter[1]] if chapter else [])
@@ -295,6 +470,7 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
     figure.update_xaxes(range=list(xrange), dtick=_step(xrange[1] - xrange[0], 8))
     figure.update_yaxes(range=list(yrange), dtick=_step(yrange[1] - yrange[0], 6))
     curves = []
+    anchor_of: dict[int, dict[str, float]] = {}  # each row -> the first row of its label group
     for name, rows in sweeps.items():  # points that coincide on screen share one label
         groups: list[list[dict[str, float]]] = []
         for row in rows:
@@ -305,6 +481,7 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
                 groups.append([row])
         texts = [f"{g[0]['cut_off']:g}" + (f"–{g[-1]['cut_off']:g}" if len(g) > 1 else "")
                  for g in groups]
+        anchor_of.update({id(row): g[0] for g in groups for row in g})
         curves.append((name, rows, [g[0] for g in groups], texts))
     points = {id(row): pixel(row[xkey], row[ykey])
               for _, _, anchors, _ in curves for row in anchors}
@@ -312,19 +489,42 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
     if chapter is not None:
         cx, cy = pixel(*chapter)
         markers.append((cx - 9, cy - 9, cx + 9, cy + 9))
+    picked = None  # the chosen row, and the label group (anchor) it belongs to
+    if chosen is not None:
+        row = next(r for r in curves[0][1] if r["cut_off"] == chosen)
+        picked = (row, anchor_of[id(row)])
+        px, py = pixel(row[xkey], row[ykey])
+        markers.append((px - 12, py - 12, px + 12, py + 12))  # the open circle, 20 px wide
     lines = [(*points[id(a)], *points[id(b)]) for _, _, anchors, _ in curves
              for a, b in zip(anchors, anchors[1:], strict=False)]
     for i, (name, rows, anchors, texts) in enumerate(curves):
-        spots = _label_spots([points[id(a)] for a in anchors], texts, markers, lines, plot)
+        order = list(range(len(anchors)))
+        if i == 0 and picked is not None:  # the chosen point's label first: it always gets one
+            first = next(j for j, a in enumerate(anchors) if a is picked[1])
+            order = [first] + [j for j in order if j != first]
+        gaps = [CHOSEN_GAP if picked is not None and anchors[j] is picked[1] else LABEL_GAP
+                for j in order]
+        placed = _label_spots([points[id(anchors[j])] for j in order], [texts[j] for j in order],
+                              markers, lines, plot, gaps)
+        spots = [placed[order.index(j)] for j in range(len(anchors))]
+        gap_of = {j: gaps[n] for n, j in enumerate(order)}
         colour = qualitative.Plotly[i % len(qualitative.Plotly)]
         figure.add_scatter(x=[r[xkey] for r in rows], y=[r[ykey] for r in rows],
                            mode="lines+markers", name=_clean(name), line={"color": colour},
                            showlegend=named, customdata=[r["cut_off"] for r in rows],
                            hovertemplate=f"cut-off %{{customdata:g}}<br>{xkey} %{{x:.3f}}<br>"
                                          f"{ykey} %{{y:.3f}}<extra>{_clean(name)}</extra>")
-        for anchor, text, spot in zip(anchors, texts, spots, strict=True):
+        for j, (anchor, text, spot) in enumerate(zip(anchors, texts, spots, strict=True)):
             if spot:
-                figure.add_annotation(_label(anchor[xkey], anchor[ykey], text, spot, colour))
+                figure.add_annotation(_label(anchor[xkey], anchor[ykey], text, spot, colour,
+                                             gap_of[j]))
+    if picked is not None:
+        row = picked[0]
+        figure.add_scatter(x=[row[xkey]], y=[row[ykey]], mode="markers",
+                           name=f"chosen: cut-off {chosen:g}",
+                           hovertemplate=f"chosen: cut-off {chosen:g}<extra></extra>",
+                           marker={"size": 20, "color": "red", "symbol": "circle-open",
+                                   "line": {"width": 2}})
     if chapter is not None:
         figure.add_scatter(x=[chapter[0]], y=[chapter[1]], mode="markers",
                            name=_clean(chapter_label),

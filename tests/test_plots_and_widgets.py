@@ -138,34 +138,295 @@ def test_tree_chart_and_pca_map():
     assert [t.name for t in other.data] == ["a (2)", "b (2)", "c (2)"]
 
 
-def test_show_falls_back_without_an_exporter(monkeypatch, capsys):
-    figure = plots.comparison_chart({"x": {"recall@1": 1.0, "recall@3": 1.0, "recall@5": 1.0}})
-    monkeypatch.setattr(type(figure), "to_image", lambda *a, **k: (_ for _ in ()).throw(
-        RuntimeError("no browser")))
+def _png(pixels, filters):
+    """A PNG of ``pixels`` (height x width x 4, uint8) with the given filter per row
+    (0 None, 2 Up, as Chromium writes them; any other is declared, the row left as is)."""
+    import struct
+    import zlib
+
+    height, width, _ = pixels.shape
+    rows = []
+    for y in range(height):
+        row = pixels[y].astype(np.int16)
+        if filters[y] == 2:
+            row = row - (pixels[y - 1] if y else 0)
+        rows.append(bytes([filters[y]]) + (row % 256).astype(np.uint8).tobytes())
+    return (b"\x89PNG\r\n\x1a\n"
+            + plots._png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+            + plots._png_chunk(b"IDAT", zlib.compress(b"".join(rows)))
+            + plots._png_chunk(b"IEND", b""))
+
+
+def _decode_indexed(png):
+    import struct
+    import zlib
+
+    chunks = dict(plots._png_chunks(png))
+    width, height, depth, kind = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+    assert (depth, kind) == (8, 3)  # 8-bit indexed
+    palette = np.frombuffer(chunks[b"PLTE"], np.uint8).reshape(-1, 3)
+    rows = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), np.uint8).reshape(height, width + 1)
+    assert not rows[:, 0].any()  # every row unfiltered
+    return palette[rows[:, 1:]]
+
+
+def test_compact_png_keeps_every_pixel_of_a_chart_like_image():
+    rng = np.random.default_rng(0)
+    colours = rng.integers(0, 256, size=(40, 3))
+    pixels = np.full((30, 50, 4), 255, np.uint8)
+    pixels[..., :3] = colours[rng.integers(0, 40, size=(30, 50))]
+    png = _png(pixels, [2] * 15 + [0] * 15)
+    small = plots.compact_png(png)
+    assert small != png and plots._png_size(small) == (50, 30)
+    assert (_decode_indexed(small) == pixels[..., :3]).all()  # 40 colours: nothing lost
+    # what it leaves alone: transparency, filters it does not undo, not a PNG at all
+    clear = pixels.copy()
+    clear[0, 0, 3] = 0
+    assert plots.compact_png(_png(clear, [0] * 30)) == _png(clear, [0] * 30)
+    paeth = _png(pixels, [4] * 30)  # (rows left as they are: never decoded)
+    assert plots.compact_png(paeth) == paeth and plots.compact_png(b"GIF89a") == b"GIF89a"
+    noisy = rng.integers(0, 256, size=(30, 50, 4), dtype=np.uint8)
+    noisy[..., 3] = 255
+    assert plots.compact_png(_png(noisy, [0] * 30)) == _png(noisy, [0] * 30)  # would blur
+
+
+def _displayed(monkeypatch):
+    import IPython.display
+
     shown = []
-    monkeypatch.setattr(type(figure), "show", lambda self, renderer=None: shown.append(renderer))
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda bundle, raw=False, metadata=None: shown.append((bundle, metadata)))
+    return shown
+
+
+def test_show_without_an_exporter_is_interactive_and_offline(monkeypatch):
+    import json
+
+    figure = plots.comparison_chart({"x": {"recall@1": 1.0, "recall@3": 1.0, "recall@5": 1.0}})
+    monkeypatch.setattr(plots, "_exporter_ready", lambda: False)
+    monkeypatch.setattr(type(figure), "to_image", lambda *a, **k: pytest.fail("no exporter"))
+    shown = _displayed(monkeypatch)
     plots.show(figure)
-    assert shown == ["notebook_connected"]
+    (bundle, metadata), = shown
+    # plotly's JupyterLab extension draws this mimetype with its own plotly.js: no CDN,
+    # no script, nothing for an untrusted notebook to refuse
+    assert set(bundle) == {plots.PLOTLY_MIME, "text/plain"}
+    spec = bundle[plots.PLOTLY_MIME]
+    assert spec["data"][0]["x"] == [1.0] and spec["layout"]["title"]["text"].startswith("Recall")
+    assert "cdn" not in json.dumps(spec).lower() and "<script" not in json.dumps(spec)
+    assert bundle["text/plain"].startswith("Interactive chart: Recall@k and MRR@k on CMRC 2018")
+    assert "object>" not in bundle["text/plain"]
+    monkeypatch.setattr(plots, "_exporter_ready", lambda: True)  # an exporter, but the
+    monkeypatch.setenv("COURSE_PLOTS", "interactive")  # environment asks for live figures
+    plots.show(figure)
+    assert set(shown[-1][0]) == {plots.PLOTLY_MIME, "text/plain"}
+    monkeypatch.delenv("COURSE_PLOTS")  # an exporter that fails: the interactive figure
+    monkeypatch.setattr(type(figure), "to_image", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("the browser died")))
+    plots.show(figure)
+    assert set(shown[-1][0]) == {plots.PLOTLY_MIME, "text/plain"}
+    with pytest.raises(RuntimeError, match="the export failed: the browser died"):
+        plots.show(figure, interactive=False)
+    monkeypatch.setattr(plots, "_exporter_ready", lambda: False)
+    with pytest.raises(RuntimeError, match="interactive=False needs plotly's static exporter"):
+        plots.show(figure, interactive=False)
+    with pytest.raises(ValueError, match="interactive must be None, True or False"):
+        plots.show(figure, interactive="yes")
 
 
-def test_query_explorer_and_threshold_slider(cmrc_kb):
-    from course_lib.widgets import explore, query_explorer, threshold_slider
+def test_show_draws_a_png_with_the_exporter(monkeypatch):
+    if not plots._exporter_ready():
+        pytest.skip("no Chrome/Chromium for plotly's exporter on this machine")
+    import base64
+
+    figure = plots.rank_shift_chart([3, 1, None], [1, 2, 2])
+    shown = _displayed(monkeypatch)
+    plots.show(figure)
+    plots.show(figure, interactive=True)
+    (bundle, metadata), (live, _) = shown
+    assert set(bundle) == {plots.PNG_MIME, "text/plain"}  # no SVG: JupyterLab hides untrusted SVG
+    png = base64.b64decode(bundle[plots.PNG_MIME])
+    assert png.startswith(b"\x89PNG") and plots._png_size(png) == (640, 580)
+    assert metadata[plots.PNG_MIME] == {"width": 640, "height": 580}
+    assert bundle["text/plain"] == ("Picture: Rank of the gold paragraph, before → after "
+                                    "reranking — 3 of 3 questions changed rank: 2 up, 1 down; a "
+                                    "thicker line is more questions (a PNG image, 640×580 pixels).")
+    assert set(live) == {plots.PLOTLY_MIME, "text/plain"}
+
+
+def test_gold_relation_for_paragraphs_chunks_and_children():
+    from course_lib.node import DocNode
+    from course_lib.widgets import gold_relation
+
+    gold = "长城是古代中国修建的军事工程。东起山海关，西至嘉峪关。全长两万多公里。"
+    paragraph = DocNode(gold, group="paragraph", uid="p")
+    sentence = DocNode("全长两万多公里", group="sentence", uid="s", parent=paragraph)
+    assert gold_relation(paragraph, gold) == "gold paragraph"
+    assert gold_relation(sentence, gold) == "inside the gold paragraph"  # via its parent
+    assert gold_relation("东起山海关，西至嘉峪关。", gold) == "inside the gold paragraph"
+    assert gold_relation("前一段。\n" + gold + "\n后一段的开头", gold) == "holds the gold paragraph"
+    assert gold_relation("前一段的结尾。\n长城是古代中国修建的军事工程。东起", gold) == \
+        "part of the gold paragraph"
+    assert gold_relation("别的段落的结尾。\n长城", gold) is None  # 2 characters prove nothing
+    assert gold_relation("泰山位于山东。", gold) is None and gold_relation("x", "") is None
+
+
+def test_explore_marks_gold_chunks_and_explains_empty_results(cmrc_kb):
+    from course_lib.widgets import explore
 
     question = cmrc_kb.questions[0]
-    html = explore(cmrc_kb, question.question)
-    assert "gold paragraph found" in html and "background:#e6ffe6" in html
+    page = explore(cmrc_kb, question.question)
+    assert "gold paragraph found: rank 1" in page and "class='course-gold'" in page
+    assert "5 results · bm25-paragraph · top k 5 · no cut-off" in page
     custom = explore(cmrc_kb, question.question, "custom", "paragraph", "bm25_char", 3)
-    assert custom.count("<tr") == 4
-    panel = query_explorer(cmrc_kb)
-    output = panel.children[-1]
-    assert "gold paragraph found" in output.value
-    panel.children[2].children[0].value = 1  # top k slider
-    assert output.value.count("<tr") == 2
-    rows = [{"cut_off": c, "recall@5": 1 - c / 10, "context_relevance@5": c / 4, "mean_kept": 1}
-            for c in (0.0, 1.0, 2.0)]
-    slider = threshold_slider(rows)
-    slider.children[0].value = 2.0
-    assert "cut-off 2: recall@5 0.800" in slider.children[1].value
+    assert custom.count("<tr") == 4 and "top k 3" in custom
+    # chunks: a chunk inside (or holding) the gold paragraph is gold too
+    for group in ("CoarseChunk", "FineChunk"):
+        chunks = explore(cmrc_kb, question.question, "custom", group, "bm25_chinese", 5)
+        assert "gold paragraph found: rank 1 (" in chunks, group
+        assert chunks.count("class='course-gold'") >= 1
+    fine = explore(cmrc_kb, question.question, "custom", "FineChunk", "bm25_chinese", 5)
+    assert "inside the gold paragraph" in fine
+    empty = explore(cmrc_kb, question.question, cut_off=1000.0)
+    assert "<table" not in empty and "No results" in empty
+    assert "every one of the 5 retrieved scored at or below the cut-off 1000" in empty
+    assert "untick" in empty
+    stranger = explore(cmrc_kb, "这个问题不在知识库里吗？")
+    assert "no gold paragraph to mark" in stranger
+
+
+def test_query_explorer_runs_once_per_setting_and_shows_working(cmrc_kb, monkeypatch):
+    import course_lib.widgets as widgets_module
+
+    calls, seen, parts = [], [], []
+    real = widgets_module.explore
+
+    def counting(kb, question, pipeline, *rest):
+        calls.append((question, pipeline, *rest[:-1]))
+        if parts:  # what the panel showed while this ran
+            output, controls = parts[0]
+            seen.append((output.value, [c.disabled for c in controls]))
+        return real(kb, question, pipeline, *rest)
+
+    monkeypatch.setattr(widgets_module, "explore", counting)
+    panel = widgets_module.query_explorer(cmrc_kb)
+    (question, search), (pipeline, _, _), (topk, cut_off, use_cut), output = (
+        panel.children[0].children, panel.children[1].children, panel.children[2].children,
+        panel.children[3])
+    parts.append((output, [question, search, pipeline, topk]))
+
+    def controls():
+        return parts[0][1]
+
+    assert len(calls) == 1 and "gold paragraph found" in output.value
+    assert question.continuous_update is False  # no retrieval per keystroke
+    # while it runs: "working…" instead of the old results, controls disabled
+    question.value = cmrc_kb.questions[7].question  # Enter / leaving the box
+    assert len(calls) == 2
+    assert "course-working" in seen[-1][0] and "working…" in seen[-1][0] and all(seen[-1][1])
+    assert not any(c.disabled for c in controls())  # enabled again afterwards
+    search.click()  # the click that followed: same settings, nothing to do
+    assert len(calls) == 2
+    topk.value = 3
+    assert len(calls) == 3 and output.value.count("<tr") == 4 and "top k 3" in output.value
+    use_cut.value, cut_off.value = True, 1000.0
+    assert "No results" in output.value and "<table" not in output.value
+    assert panel._repr_mimebundle_()["text/plain"].startswith(
+        "An interactive query explorer (ipywidgets): run the cell in Jupyter to use it.")
+
+
+class _CountingRAG:
+    """A RAG stand-in that counts ``ask`` and records what the panel showed meanwhile."""
+
+    def __init__(self, panel_parts):
+        from course_lib.llm import OfflineLLM
+        from course_lib.node import DocNode
+        from course_lib.rag import MultiPathRAG
+
+        self.inner = MultiPathRAG({"all": lambda q: [DocNode("长城东起山海关。", uid="a")
+                                                     .with_score(2.0)]}, llm=OfflineLLM())
+        self.asked, self.during, self.parts = [], [], panel_parts
+
+    def ask(self, question):
+        box, button, output = self.parts()
+        self.asked.append(question)
+        self.during.append((output.value, box.disabled, button.disabled))
+        return self.inner.ask(question)
+
+
+def test_chat_panel_asks_once_per_question():
+    from course_lib.widgets import chat_panel
+
+    parts = []
+    rag = _CountingRAG(lambda: parts[0])
+    panel = chat_panel(rag)
+    (box, button), output = panel.children[0].children, panel.children[1]
+    parts.append((box, button, output))
+    # type, then click "Ask": leaving the box submits, then the click arrives
+    box.value = "长城东起哪里？"
+    button.click()
+    assert rag.asked == ["长城东起哪里？"] and "山海关" in output.value
+    assert "questions asked in this panel: 1" in output.value and "data-asks='1'" in output.value
+    assert rag.during[0][0].count("working…") == 1 and rag.during[0][1:] == (True, True)
+    assert not box.disabled and not button.disabled
+    button.click()  # a second click asks again, on purpose
+    assert len(rag.asked) == 2 and "questions asked in this panel: 2" in output.value
+    box.value = "长城西至哪里？"  # Enter on a new question: one more
+    assert len(rag.asked) == 3
+    box.value = "故宫在哪里？"
+    button.click()
+    assert rag.asked[3:] == ["故宫在哪里？"]  # a fresh panel: type + click = one ask
+    box.value = "  "
+    assert "Type a question first" in output.value and len(rag.asked) == 4
+    text = panel._repr_mimebundle_()["text/plain"]
+    assert text.startswith("An interactive chat panel") and "VBox" not in text
+
+
+def _label_boxes(figure):
+    """Each annotation's box in pixels, as threshold_chart placed it."""
+    layout = figure.layout
+    width = layout.width - layout.margin.l - layout.margin.r
+    height = layout.height - layout.margin.t - layout.margin.b
+    (x0, x1), (y0, y1) = layout.xaxis.range, layout.yaxis.range
+    boxes = []
+    for a in layout.annotations:
+        spot = ({"bottom": "top", "middle": "middle", "top": "bottom"}[a.yanchor] + " "
+                + {"right": "left", "center": "center", "left": "right"}[a.xanchor])
+        gap = max(abs(a.xshift or 0), abs(a.yshift or 0)) or plots.LABEL_GAP
+        x, y = (a.x - x0) / (x1 - x0) * width, (y1 - a.y) / (y1 - y0) * height
+        boxes.append((a.text, plots._label_box(x, y, a.text, spot, gap), (x, y)))
+    return boxes
+
+
+def test_threshold_slider_names_its_curve_and_keeps_labels_apart():
+    from course_lib.widgets import threshold_slider
+
+    # 0 and 0.1 coincide; 0.2 lies 5 px away; the chosen point gets a 20-px circle
+    rows = [{"cut_off": c, "recall@5": r, "context_relevance@5": x, "mean_kept": m}
+            for c, r, x, m in ((0.0, 0.92, 0.19, 5), (0.1, 0.92, 0.19, 5), (0.2, 0.915, 0.195, 4.8),
+                               (0.3, 0.9, 0.3, 3), (2.0, 0.8, 0.9, 1))]
+    slider = threshold_slider(rows, name="cosine (e5)")
+    control, label, chart = slider.children
+    assert control.continuous_update is False  # the chart is redrawn on release
+    control.value = 0.2
+    assert label.value.startswith("cut-off 0.2: recall@5 0.915, context relevance@5 0.195")
+    figure = plots.threshold_chart({"cosine (e5)": rows}, chosen=0.2)
+    names = [t.name for t in figure.data]
+    assert names[:2] == ["cosine (e5)", "chosen: cut-off 0.2"] and not any(
+        "sweep" in n for n in names)
+    assert plots.threshold_chart(rows).data[0].name == "score cut-off"
+    boxes = _label_boxes(figure)
+    texts = [text for text, _, _ in boxes]
+    assert "0.2" in texts and "2" in texts  # the chosen point's label comes first
+    assert "0–0.1" not in texts  # no room left beside the circle: hover shows it
+    assert not any(plots._overlaps(a, [b]) for i, (_, a, _) in enumerate(boxes)
+                   for _, b, _ in boxes[i + 1:])
+    (cx, cy), = [xy for text, _, xy in boxes if text == "0.2"]
+    circle = (cx - 12, cy - 12, cx + 12, cy + 12)
+    assert not any(plots._overlaps(box, [circle]) for _, box, _ in boxes)
+    with pytest.raises(ValueError, match="chosen=0.5 is not one of the first curve's cut-offs"):
+        plots.threshold_chart(rows, chosen=0.5)
+    assert "over 5 cut-offs, 0 to 2" in slider._repr_mimebundle_()["text/plain"]
 
 
 @pytest.fixture(autouse=True)
