@@ -4,6 +4,7 @@ Names follow LazyLLM where a learner would look for them; the behaviour is our o
 and, where LazyLLM surprises, documented in the notebooks.
 """
 
+from .answerability import AnswerabilityDetector, answerability_set, fit_detector
 from .datasets import (
     DatasetFormatError,
     build_knowledge_base,
@@ -14,7 +15,7 @@ from .datasets import (
 )
 from .document import ROOT, Document, NodeTransform, register_reader
 from .evaluation import evaluate, score_rankings
-from .fusion import MultiRetriever, parallel, pipeline, reciprocal_rank_fusion
+from .fusion import INPUT, MultiRetriever, bind, parallel, pipeline, reciprocal_rank_fusion
 from .llm import get_llm
 from .llm_groups import LLMParser
 from .metrics import (
@@ -35,9 +36,11 @@ from .text_splitter import SentenceSplitter, approx_gpt2_tokens, split_paragraph
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerabilityDetector", "answerability_set", "fit_detector",
     "DatasetFormatError", "DocNode", "Document", "KeywordFilter", "LLMParser", "MultiRetriever",
     "NodeTransform",
-    "ROOT", "Reranker", "Retriever", "SentenceSplitter", "get_llm", "parallel", "pipeline",
+    "INPUT", "ROOT", "Reranker", "Retriever", "SentenceSplitter", "bind", "get_llm", "parallel",
+    "pipeline",
     "reciprocal_rank_fusion", "register_reranker",
     "PIPELINES", "approx_gpt2_tokens", "build_knowledge_base", "context_recall",
     "context_relevance", "edit_similarity", "evaluate", "fetch_cmrc2018", "is_hit",

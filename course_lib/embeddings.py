@@ -13,6 +13,8 @@ it is the same as ``embed``. Dense backends:
   (e.g. ``intfloat/multilingual-e5-small``, ``BAAI/bge-small-zh-v1.5``) or local folder;
 * :class:`BGEM3Embedder` — FlagEmbedding's BGE-M3, dense **and** sparse;
 * :class:`OpenAIEmbedder` — any OpenAI-compatible ``/v1/embeddings`` endpoint.
+* :class:`HTTPEmbedder` — subclass it for any other HTTP embedding service: say how its
+  request and its reply look (notebook 06 tries it on a local stand-in service).
 
 Sparse embedders return one ``{term_id: weight}`` dict per text; the offline one is
 :class:`CharNgramSparseEmbedder` (BM25-weighted character n-grams).
@@ -32,14 +34,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
 import re
 import tempfile
+import time
 import warnings
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +60,11 @@ OFFLINE_HINT = ("Offline? Use the default E5Embedder() or USEEmbedder() (both sh
 
 class EmbeddingModelUnavailable(RuntimeError):
     """A model could not be loaded (no network for a hub name, a wrong folder, ...)."""
+
+
+class EmbeddingEndpointError(RuntimeError):
+    """An embedding service (:class:`HTTPEmbedder`) failed or replied with something that
+    is not one vector per text; the message names the endpoint and what was wrong."""
 
 
 def cpu_threads(requested: int | None = None) -> int:
@@ -355,6 +364,131 @@ class OpenAIEmbedder(Embedder):
             raise ValueError("endpoint returned malformed or non-finite vectors")
         self.dim = vectors.shape[1]
         return vectors
+
+
+class HTTPEmbedder(Embedder):
+    """An embedding service with its own HTTP API: subclass it and say how its JSON looks.
+
+    A subclass writes two methods — LazyLLM's ``OnlineEmbeddingModuleBase`` calls them
+    ``_encapsulated_data`` and ``_parse_response``:
+
+    * ``request_body(texts, is_query) -> dict``: the JSON to POST for a batch of texts
+      (``is_query`` is ``True`` for ``embed_query`` / ``embed_queries``: many services,
+      like e5, embed a question differently from a passage);
+    * ``parse_vectors(reply) -> list of vectors``: the vectors, in the order of the texts,
+      from the decoded JSON reply.
+
+    The class does the rest: it POSTs each batch of ``batch_size`` texts to ``url``
+    (:func:`~course_lib.http_json.post_json`: a ``timeout`` per try, ``retries`` after
+    HTTP 429/5xx, timeouts and lost connections, none after another 4xx) and checks the
+    reply — one vector per text, all of one length, finite numbers. Every failure is an
+    :class:`EmbeddingEndpointError` that names the endpoint and what was wrong. ``dim``
+    is 0 until the first reply. ``api_key`` goes in an ``Authorization: Bearer`` header.
+
+    >>> class MyService(HTTPEmbedder):
+    ...     def request_body(self, texts, is_query):
+    ...         return {"model": self.model, "input": texts}
+    ...     def parse_vectors(self, reply):
+    ...         return [item["embedding"] for item in reply["embeddings"]]
+    >>> MyService("http://127.0.0.1:8000/embed", model="my-model")
+    MyService(name='http:my-model', dim=0)
+    """
+
+    def __init__(self, url: str, model: str | None = None, api_key: str | None = None,
+                 timeout: float = 30.0, retries: int = 2, batch_size: int = 32,
+                 sleep: Callable[[float], object] | None = None) -> None:
+        if not isinstance(url, str) or not re.match(r"https?://[^/\s]+", url):
+            raise ValueError(f"url must be the endpoint's full http:// or https:// address, "
+                             f"got {url!r}")
+        if model is not None and not isinstance(model, str):
+            raise TypeError(f"model must be a string or None, got {type(model).__name__}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+                or not 0 < timeout <= 3600:
+            raise ValueError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
+        self.url, self.model, self.timeout = url, model, float(timeout)
+        self.retries = check_int(retries, "retries", low=0, high=10)
+        self.batch_size = check_int(batch_size, "batch_size", low=1)
+        self.api_key, self.sleep = api_key, sleep or time.sleep
+        self.name = f"http:{model or url}"
+        self.dim = 0  # known after the first reply
+
+    def request_body(self, texts: list[str], is_query: bool) -> dict[str, Any]:
+        """The JSON to POST for ``texts`` (a subclass says what its service expects)."""
+        raise NotImplementedError(f"{type(self).__name__} must define request_body(texts, "
+                                  f"is_query) -> dict: the JSON its service expects")
+
+    def parse_vectors(self, reply: Any) -> Sequence[Sequence[float]]:
+        """The vectors in ``reply``, the decoded JSON (a subclass says where they are)."""
+        raise NotImplementedError(f"{type(self).__name__} must define parse_vectors(reply) "
+                                  f"-> list of vectors: where its service puts them")
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self._request(texts, is_query=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._request(_checked([text], "query"), is_query=True)[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = _checked(list(texts), "queries")
+        return self._request(texts, is_query=True) if texts else \
+            np.zeros((0, self.dim), dtype=np.float32)
+
+    def _request(self, texts: list[str], is_query: bool) -> np.ndarray:
+        from .http_json import EndpointError, post_json
+
+        where = f"embedding endpoint {self.url}"
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        parts = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start:start + self.batch_size]
+            body = self.request_body(batch, is_query)
+            try:
+                reply = post_json(self.url, body, what="embedding endpoint", headers=headers,
+                                  timeout=self.timeout, retries=self.retries, sleep=self.sleep)
+            except EndpointError as error:
+                raise EmbeddingEndpointError(str(error)) from error
+            try:
+                vectors = self.parse_vectors(reply)
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+                raise EmbeddingEndpointError(
+                    f"{where}: {type(self).__name__}.parse_vectors could not read its reply "
+                    f"({type(error).__name__}: {error}); the reply began "
+                    f"{json.dumps(reply, ensure_ascii=False)[:160]}") from error
+            parts.append(self._checked_vectors(vectors, len(batch), where))
+            self.dim = parts[-1].shape[1]  # later batches and calls must keep it
+        return np.vstack(parts)
+
+    def _checked_vectors(self, vectors: Any, n_texts: int, where: str) -> np.ndarray:
+        """``vectors`` as a float32 ``(n_texts, dim)`` array, or an error saying what is off."""
+        if isinstance(vectors, np.ndarray):  # a parse_vectors that built an array is fine too
+            vectors = vectors.tolist()
+        if isinstance(vectors, (str, bytes, dict)) or not isinstance(vectors, Sequence):
+            raise EmbeddingEndpointError(f"{where}: parse_vectors must return a list of "
+                                         f"vectors, got {type(vectors).__name__}")
+        if len(vectors) != n_texts:
+            raise EmbeddingEndpointError(f"{where} returned {len(vectors)} "
+                                         f"vector{'' if len(vectors) == 1 else 's'} for "
+                                         f"{n_texts} text{'' if n_texts == 1 else 's'}")
+        lengths = set()
+        for i, vector in enumerate(vectors):
+            if isinstance(vector, np.ndarray):
+                vector = vector.tolist()
+            if isinstance(vector, (str, bytes, dict)) or not isinstance(vector, Sequence) or \
+                    not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                            for x in vector):
+                raise EmbeddingEndpointError(f"{where}: vector [{i}] is not a list of numbers: "
+                                             f"{str(vector)[:60]}")
+            lengths.add(len(vector))
+        expected = {self.dim} if self.dim else set()
+        if len(lengths | expected) > 1 or 0 in lengths:
+            raise EmbeddingEndpointError(
+                f"{where} returned vectors of different lengths: {sorted(lengths | expected)}"
+                + (f" (earlier replies had {self.dim})" if self.dim else ""))
+        array = np.asarray(vectors, dtype=np.float64)
+        if not np.isfinite(array).all():
+            raise EmbeddingEndpointError(f"{where} returned non-finite numbers (NaN or "
+                                         f"infinity) in its vectors")
+        return array.astype(np.float32)
 
 
 def _checked(texts: list[str], name: str) -> list[str]:

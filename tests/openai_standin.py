@@ -3,7 +3,10 @@
 It lets tests drive the real `openai` client and real HTTP on 127.0.0.1. Behaviour is
 scripted per test: `server.plan` is a list of status codes to answer before succeeding,
 `server.error_headers` headers (e.g. `Retry-After`) those scripted errors carry,
-`server.drip` makes it send each answer one byte at a time, that many seconds apart.
+`server.drip` makes it send each answer one byte at a time, that many seconds apart,
+`server.reply` (a JSON payload) and `server.raw` (bytes, e.g. not JSON) replace the next
+successful answer. Besides the OpenAI routes it speaks a custom embedding dialect on
+`/custom/embed`: `{"texts": [...]}` -> `{"embeddings": [{"index": i, "embedding": [...]}]}`.
 """
 
 import hashlib
@@ -26,6 +29,8 @@ class StandIn:
         self.delay = 0.0        # seconds to wait before answering (timeouts)
         self.error_headers = {}  # headers sent with the scripted errors of `plan`
         self.drip = 0.0         # seconds between the bytes of an answer (a slow drip)
+        self.reply = None       # a JSON payload to answer with (200) instead of the protocol's
+        self.raw = None         # bytes to answer with (200) instead, e.g. b"<html>"
         self.requests = []
         server = self
 
@@ -40,6 +45,14 @@ class StandIn:
                                server.error_headers)
                 elif server.malformed:
                     self._send(200, {"unexpected": True})
+                elif server.reply is not None:
+                    self._send(200, server.reply)
+                elif server.raw is not None:
+                    self._send(200, raw=server.raw)
+                elif self.path.endswith("/custom/embed"):
+                    data = [{"index": i, "embedding": fake_vector(t)}
+                            for i, t in enumerate(body["texts"])]
+                    self._send(200, {"embeddings": data})
                 elif self.path.endswith("/embeddings"):
                     inputs = body["input"]
                     data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
@@ -61,8 +74,8 @@ class StandIn:
                 else:
                     self._send(404, {"error": {"message": "no such route"}})
 
-            def _send(self, status, payload, headers=None):
-                data = json.dumps(payload).encode("utf-8")
+            def _send(self, status, payload=None, headers=None, raw=None):
+                data = json.dumps(payload).encode("utf-8") if raw is None else raw
                 self.send_response(status)
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)

@@ -15,7 +15,9 @@ from course_lib.embeddings import (
     DamagedCacheWarning,
     E5Embedder,
     Embedder,
+    EmbeddingEndpointError,
     EmbeddingModelUnavailable,
+    HTTPEmbedder,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
     USEEmbedder,
@@ -347,6 +349,111 @@ def test_openai_embedder_needs_configuration(monkeypatch):
     with pytest.raises(EmbeddingModelUnavailable, match="COURSE_EMBED_BASE_URL"):
         OpenAIEmbedder()
 
+
+
+class CustomEndpoint(HTTPEmbedder):
+    """The stand-in's custom dialect: {"texts"} in, {"embeddings": [{index, embedding}]} out."""
+
+    def request_body(self, texts, is_query):
+        return {"texts": texts, "side": "query" if is_query else "passage"}
+
+    def parse_vectors(self, reply):
+        return [item["embedding"] for item in sorted(reply["embeddings"],
+                                                     key=lambda item: item["index"])]
+
+
+@pytest.fixture()
+def custom(standin):
+    """A client of the custom route whose waits between retries are recorded, not slept."""
+    pauses = []
+    client = CustomEndpoint(standin.url + "/custom/embed", model="vendor-x", batch_size=2,
+                            retries=1, timeout=2, sleep=pauses.append)
+    return client, pauses
+
+
+def test_a_custom_endpoint_subclass_embeds_in_batches_on_both_sides(standin, custom):
+    client, _ = custom
+    vectors = client(["一", "二", "三"])
+    assert vectors.shape == (3, 8) and vectors.dtype == np.float32 and client.dim == 8
+    np.testing.assert_array_equal(vectors[2], np.float32(fake_vector("三")))
+    assert [body["texts"] for _, body in standin.requests] == [["一", "二"], ["三"]]
+    assert client.embed_query("四").shape == (8,)
+    assert client.embed_queries(["五", "六"]).shape == (2, 8)
+    assert [body["side"] for _, body in standin.requests[2:]] == ["query", "query"]
+    assert client.embed([]).shape == (0, 8) and client.embed_queries([]).shape == (0, 8)
+    assert len(standin.requests) == 4  # nothing sent for no texts
+    assert repr(client) == "CustomEndpoint(name='http:vendor-x', dim=8)"
+
+
+def test_a_custom_endpoint_sends_the_key_and_retries_then_names_itself(standin, custom):
+    client, pauses = custom
+    standin.plan = [503]
+    assert client(["x"]).shape == (1, 8) and len(pauses) == 1  # one retry recovers
+    standin.plan = [429, 500]
+    where = f"embedding endpoint {standin.url}/custom/embed"
+    with pytest.raises(EmbeddingEndpointError, match=f"^{where} failed after 2 tries: HTTP 500"):
+        client(["x"])
+    standin.plan = [401]
+    with pytest.raises(EmbeddingEndpointError, match=r"refused the request \(HTTP 401\)"):
+        client(["x"])
+    assert len(pauses) == 2  # a 4xx is not retried
+
+
+@pytest.mark.parametrize("script, problem", [
+    ({"raw": b"<html>busy</html>"}, r"not JSON \(HTTP 200\): '<html>busy</html>'"),
+    ({"reply": {"data": []}}, r"CustomEndpoint.parse_vectors could not read its reply "
+                              r"\(KeyError: 'embeddings'\); the reply began \{\"data\": \[\]\}"),
+    ({"reply": {"embeddings": [{"index": 0, "embedding": [1.0, 2.0]}]}},
+     "returned 1 vector for 2 texts"),
+    ({"reply": {"embeddings": [{"index": 0, "embedding": [1.0, 2.0]},
+                               {"index": 1, "embedding": [1.0]}]}},
+     r"vectors of different lengths: \[1, 2\]"),
+    ({"reply": {"embeddings": [{"index": 0, "embedding": [1.0, "2"]},
+                               {"index": 1, "embedding": [1.0, 2.0]}]}},
+     r"vector \[0\] is not a list of numbers"),
+    ({"reply": {"embeddings": [{"index": 0, "embedding": [1.0, float("nan")]},
+                               {"index": 1, "embedding": [1.0, 2.0]}]}}, "non-finite"),
+    ({"delay": 2.5}, r"failed after 2 tries: no complete reply within timeout=2 s"),
+])
+def test_a_custom_endpoint_names_itself_and_the_problem(standin, custom, script, problem):
+    client, _ = custom
+    for name, value in script.items():
+        setattr(standin, name, value)
+    with pytest.raises(EmbeddingEndpointError, match=problem) as caught:
+        client(["一", "二"])
+    assert str(caught.value).startswith(f"embedding endpoint {standin.url}/custom/embed")
+
+
+def test_a_custom_endpoint_that_drips_is_cut_off_at_its_timeout(standin):
+    standin.drip = 0.05  # a reply of a few hundred bytes would take many seconds
+    client = CustomEndpoint(standin.url + "/custom/embed", retries=0, timeout=1)
+    with pytest.raises(EmbeddingEndpointError, match="failed after 1 try: no complete reply "
+                                                     r"within timeout=1 s \(TooSlow\)"):
+        client(["一"])
+
+
+def test_a_custom_endpoint_keeps_its_dimension_across_calls(standin, custom):
+    client, _ = custom
+    client(["一"])
+    standin.reply = {"embeddings": [{"index": 0, "embedding": [1.0, 2.0]}]}
+    with pytest.raises(EmbeddingEndpointError, match=r"different lengths: \[2, 8\] "
+                                                     r"\(earlier replies had 8\)"):
+        client(["二"])
+
+
+def test_a_custom_endpoint_checks_its_arguments_and_its_hooks():
+    with pytest.raises(ValueError, match="url must be the endpoint's full http"):
+        CustomEndpoint("localhost:8000/embed")
+    with pytest.raises(ValueError, match=r"timeout must be a number of seconds in \(0, 3600\]"):
+        CustomEndpoint("http://localhost:1/e", timeout=0)
+    with pytest.raises(ValueError, match=r"retries must be an integer in \[0, 10\]"):
+        CustomEndpoint("http://localhost:1/e", retries=11)
+    with pytest.raises(ValueError, match="batch_size"):
+        CustomEndpoint("http://localhost:1/e", batch_size=0)
+    with pytest.raises(NotImplementedError, match="HTTPEmbedder must define request_body"):
+        HTTPEmbedder("http://localhost:1/e")(["x"])
+    with pytest.raises(ValueError, match=r"queries\[0\]"):
+        CustomEndpoint("http://localhost:1/e").embed_queries(["\ud800"])
 
 def test_announced_queries_are_embedded_in_one_batch_and_cached(tmp_path):
     from course_lib.embeddings import CachedEmbedder, Embedder, expected_queries

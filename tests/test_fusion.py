@@ -1,7 +1,16 @@
 import pytest
 
 from course_lib import DocNode
-from course_lib.fusion import MultiRetriever, parallel, pipeline, reciprocal_rank_fusion, union
+from course_lib.fusion import (
+    INPUT,
+    MultiRetriever,
+    bind,
+    parallel,
+    pipeline,
+    reciprocal_rank_fusion,
+    union,
+)
+from course_lib.rerank import Reranker
 
 
 def nodes(*uids, scores=None):
@@ -42,6 +51,69 @@ def test_pipeline_and_parallel_sum():
     assert parallel(len, str.upper)("ab") == (2, "AB")
     assert parallel(lambda q: [1], lambda q: [2, 3]).sum("q") == [1, 2, 3]
 
+
+
+def test_bind_hands_a_later_step_the_pipelines_input():
+    def retrieve(query):
+        return nodes("长城很长", "西湖很美", "长城在北方")
+
+    def overlap(query, texts):
+        return [len(set(query) & set(text)) for text in texts]
+
+    def prompt(context, query):
+        return f"{context} | {query}"
+
+    rerank = Reranker(model=overlap, topk=2, output_format="content", join="/")
+    for chain in (pipeline(retrieve, bind(rerank, query=INPUT), bind(prompt, query=INPUT)),
+                  pipeline(retrieve, rerank | bind(query=INPUT), prompt | bind(query=INPUT))):
+        assert chain("长城在哪") == "长城在北方/长城很长 | 长城在哪"
+    # the Python-native equivalent: a function that keeps the question in a variable
+    def by_hand(query):
+        return prompt(rerank(retrieve(query), query=query), query=query)
+    assert by_hand("长城在哪") == chain("长城在哪")
+    # positional, several values, and values that are not INPUT
+    joined = pipeline(str.upper, bind(lambda text, a, b, sep: sep.join([text, a, b]),
+                                      INPUT, "x", sep="-"))
+    assert joined("ab") == "AB-ab-x"
+    # nested: INPUT is the input of the pipeline that runs the step
+    inner = pipeline(str.upper, bind(lambda text, original: text + original, original=INPUT))
+    assert pipeline(str.strip, inner)("  ab ") == "ABab"
+    assert bind(len, 0)  # binding a plain value is fine; called alone it needs no pipeline
+    assert bind(lambda text, n: text * n, 2)("ab") == "abab"
+
+
+def test_bind_and_pipeline_say_what_is_wrong():
+    with pytest.raises(ValueError, match="bind needs something to bind"):
+        bind(len)
+    with pytest.raises(TypeError, match=r"bind\(<lambda>, query=INPUT\) uses INPUT, the input "
+                                        r"of the pipeline it runs in: use it as a step"):
+        bind(lambda nodes, query: nodes, query=INPUT)(["a"])
+    with pytest.raises(TypeError, match="already has its stage len"):
+        len | bind(len, query=INPUT)
+    with pytest.raises(TypeError, match="only a callable can be bound: got int 3"):
+        3 | bind(query=INPUT)
+    with pytest.raises(TypeError, match=r"pipeline step #2 is bind\(<no stage>, query=INPUT\), "
+                                        r"with no stage: write bind\(stage, ...\)"):
+        pipeline(str.upper, bind(query=INPUT))
+    with pytest.raises(TypeError, match=r"bind\(\.\.\.\) has no stage"):
+        bind(query=INPUT).run("a", "a")
+    with pytest.raises(TypeError, match="pipeline step #2 must be callable, got str 'x'"):
+        pipeline(str.upper, "x")
+    with pytest.raises(ValueError, match="pipeline needs at least one step"):
+        pipeline()
+
+
+def test_an_error_inside_a_pipeline_step_keeps_its_type_and_names_the_step():
+    def broken(value, query):
+        raise KeyError(query)
+
+    with pytest.raises(KeyError) as caught:
+        pipeline(str.upper, bind(broken, query=INPUT))("q")
+    assert caught.value.__notes__ == ["(raised in pipeline step #2, bind(broken, query=INPUT))"]
+    rerank_without_query = pipeline(lambda q: nodes("a"), Reranker(model=lambda q, t: [1.0]))
+    with pytest.raises(TypeError, match="query") as caught:
+        rerank_without_query("q")  # the mistake bind prevents: the reranker gets no query
+    assert caught.value.__notes__ == ["(raised in pipeline step #2, Reranker)"]
 
 def test_multi_retriever_names_a_path_that_returns_no_list():
     paths = {"good": lambda q: nodes("a"), "broken": lambda q: None}

@@ -6,6 +6,7 @@ from course_lib import DocNode, load_sample, split_paragraphs
 from course_lib.rerank import (
     FEATURES,
     RERANKERS,
+    CrossEncoderScorer,
     FeatureReranker,
     KeywordFilter,
     RerankEndpoint,
@@ -48,8 +49,6 @@ def test_module_reranker_sorts_truncates_and_formats(sample_nodes):
 def test_reranker_bad_input():
     with pytest.raises(ValueError, match="output_format"):
         Reranker(model=overlap, output_format="xml")
-    with pytest.raises(ValueError, match="join needs"):
-        Reranker(model=overlap, join=True)
     with pytest.raises(ValueError, match="topk"):
         Reranker(model=overlap, topk=0)
     with pytest.raises(ValueError, match="unknown reranker"):
@@ -66,6 +65,49 @@ def test_reranker_bad_input():
     with pytest.raises(ValueError, match="query"):
         Reranker(model=overlap)(nodes, query="")
 
+
+
+def test_output_formats_edge_cases():
+    nodes = [DocNode("长城很长。", uid="a", metadata={"file_name": "wall.txt"}),
+             DocNode("西湖很美。", uid="b"), DocNode("长城在北方。", uid="c")]
+    content = Reranker(model=overlap, topk=2, output_format="content")
+    assert content(nodes, query="长城") == ["长城很长。", "长城在北方。"]
+    glued = Reranker(model=overlap, topk=2, output_format="content", join=True)
+    assert glued(nodes, query="长城") == "长城很长。长城在北方。"  # nothing between, as LazyLLM
+    assert Reranker(model=overlap, topk=2, output_format="content", join="")(
+        nodes, query="长城") == "长城很长。长城在北方。"  # "" is a separator like any other
+    spaced = Reranker(model=overlap, topk=5, output_format="content", join="\n\n")
+    assert spaced(nodes, query="长城").split("\n\n") == ["长城很长。", "长城在北方。", "西湖很美。"]
+    assert spaced(nodes + nodes, query="长城") == spaced(nodes, query="长城")  # duplicates once
+    # a cut-off that leaves nothing: an empty list, or an empty string when joined
+    empty = dict(model=overlap, score_cut_off=10.0)
+    assert Reranker(**empty, output_format="content")(nodes, query="长城") == []
+    assert Reranker(**empty, output_format="content", join="\n")(nodes, query="长城") == ""
+    assert Reranker(**empty, output_format="dict")(nodes, query="长城") == []
+    # dict: the score, and a copy of the metadata (changing it leaves the node alone)
+    rows = Reranker(model=overlap, topk=1, output_format="dict")(nodes, query="长城")
+    assert rows == [{"content": "长城很长。", "score": 2.0, "uid": "a",
+                     "metadata": {"file_name": "wall.txt"}}]
+    rows[0]["metadata"]["file_name"] = "changed"
+    assert nodes[0].metadata == {"file_name": "wall.txt"}
+    # a filter gives no scores: None in the dicts
+    kept = Reranker("KeywordFilter", required_keys=["长城"], output_format="dict")(nodes, "长城")
+    assert [(row["uid"], row["score"]) for row in kept] == [("a", None), ("c", None)]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"join": True}, r"join needs output_format='content' \(join makes one string of the "
+                     r"texts\); got output_format=None"),
+    ({"join": "\n", "output_format": "dict"}, "join needs output_format='content'.*got "
+                                              "output_format='dict'"),
+    ({"output_format": "content", "join": 1}, "join must be True, False or a separator"),
+    ({"output_format": "content", "join": None}, "join must be True, False or a separator"),
+    ({"output_format": "text"}, r"output_format must be one of \(None, 'content', 'dict'\)"),
+    ({"output_format": "Content"}, "output_format must be one of"),
+])
+def test_output_format_and_join_mistakes_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Reranker(model=overlap, **kwargs)
 
 def test_feature_reranker_puts_the_gold_paragraph_first(sample_nodes):
     nodes, questions = sample_nodes
@@ -184,6 +226,32 @@ def test_register_reranker_single_and_batch(sample_nodes):
     finally:
         for name in ("short_only_test", "reverse_test", "bad_test"):
             RERANKERS.pop(name, None)
+
+
+def test_a_cross_encoder_from_a_bi_encoder_is_seeded_capped_and_reads_the_pair_in_order():
+    import torch
+
+    from course_lib.embeddings import cpu_threads
+
+    query, passages = "Who created Python?", ["Python was created by Guido van Rossum.",
+                                              "Leaves look green."]
+    first = CrossEncoderScorer.from_bi_encoder(threads=64)
+    assert first.threads == cpu_threads(64) == torch.get_num_threads()  # capped at the CPUs
+    state = torch.random.get_rng_state()
+    again = CrossEncoderScorer.from_bi_encoder()
+    assert torch.equal(state, torch.random.get_rng_state())  # the caller's RNG untouched
+    scores = first(query, passages)
+    assert scores == again(query, passages)  # the same seed: the same untrained head
+    assert scores != CrossEncoderScorer.from_bi_encoder(seed=1)(query, passages)
+    assert first(passages[0], [query]) != scores[:1]  # one sequence: the order is part of it
+    ranked = Reranker(model=first, output_format="dict")(
+        [DocNode(t, uid=str(i)) for i, t in enumerate(passages)], query=query)
+    assert sorted(row["score"] for row in ranked) == pytest.approx(sorted(scores), abs=1e-6)
+    assert first.name == "untrained-head:model"
+    with pytest.raises(ValueError, match="seed must be"):
+        CrossEncoderScorer.from_bi_encoder(seed=-1)
+    with pytest.raises(RuntimeError, match="could not build a cross-encoder from '/nowhere'"):
+        CrossEncoderScorer.from_bi_encoder("/nowhere")
 
 
 @pytest.fixture(scope="module")
