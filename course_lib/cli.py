@@ -147,6 +147,13 @@ def _run_data(args: argparse.Namespace, checked: Checked) -> None:
     print(f"CMRC 2018 trial: {path}")
     print(f"  {len(squad.paragraphs)} paragraphs, {len(squad.questions)} questions "
           f"({len(squad.skipped)} empty skipped, {len(squad.fixed_offsets)} answer offsets fixed)")
+    if args.embed:
+        from .pipelines import embed_knowledge_base
+
+        print("embedding the knowledge base (once; minutes with e5, then cached) ...", flush=True)
+        counts = embed_knowledge_base(build_knowledge_base(squad, 10))
+        print("  cached: " + ", ".join(f"{n} passages and questions with {m}"
+                                       for m, n in counts.items()) + " (e5: and their sentences)")
 
 
 def _run_pipelines(args: argparse.Namespace, checked: Checked) -> None:
@@ -197,7 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub_parser.set_defaults(parser=sub_parser, check=check, run=run)
         return sub_parser
 
-    command("data", "fetch and verify CMRC 2018 trial", _check_none, _run_data)
+    data = command("data", "fetch and verify CMRC 2018 trial", _check_none, _run_data)
+    data.add_argument("--embed", action="store_true",
+                      help="also embed its knowledge base with e5 and USE (minutes, once: "
+                           "notebooks then start warm)")
     command("pipelines", "list pipeline names", _check_none, _run_pipelines)
     evaluate = command("evaluate", "score a pipeline on a SQuAD-format file",
                        _check_evaluate, _run_evaluate)

@@ -77,6 +77,37 @@ def knowledge_base_document(kb: KnowledgeBase, embed: bool | str = False) -> Doc
     return doc
 
 
+def embed_knowledge_base(kb: KnowledgeBase, models: tuple[str, ...] = ("e5", "use")
+                         ) -> dict[str, int]:
+    """Fill the embedding cache with what the notebooks embed on ``kb``, once, at set-up.
+
+    e5 costs about 2 ms of CPU per token, so embedding the knowledge base takes minutes
+    on a laptop whoever does it; ``python -m course_lib data --embed`` (run by ``make
+    data``, ``make lab`` and ``make test``) does it once, with a progress bar, and every
+    notebook's first run then takes seconds. Embeds, per model: the paragraphs and the
+    questions; for e5 also the coarse chunks and the sentences the offline reranker
+    reads (:func:`chapter_rag`). Texts already cached are not embedded again, and the
+    vectors are the same as a notebook would compute (the cache is keyed by text).
+    Returns how many texts each model now has cached for ``kb``.
+    """
+    from .embeddings import default_embedder
+
+    done = {}
+    questions = [q.question for q in kb.questions]
+    for model in models:
+        doc = knowledge_base_document(kb, embed=model)
+        texts = [n.text for n in doc.get_nodes("paragraph")]
+        doc.index("paragraph").embeddings(model)
+        default_embedder(model).embed_queries(questions)
+        if model == "e5":
+            coarse = doc.get_nodes("CoarseChunk")
+            doc.index("CoarseChunk").embeddings(model)
+            texts += [n.text for n in coarse]
+            FeatureReranker().prepare(texts)  # their sentences, for the reranker's e5 features
+        done[model] = len(texts) + len(questions)
+    return done
+
+
 # Retrieve wide, rerank narrow: each path hands this many candidates to the reranker.
 WIDE = 20
 # Cut-offs are on each model's own scale; notebook 07 measures them (the best context

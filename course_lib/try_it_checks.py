@@ -152,6 +152,7 @@ def check_answer_or_search(answer_or_search: Callable[[str], tuple[str, str]],
                f"got {got[1]!r:.60}"
     return True
 
+
 def check_encode_embedder(cls: Any, service: Any, texts: Sequence[str],
                           query: str) -> bool | str:
     """Notebook 06: is ``cls`` an :class:`~course_lib.embeddings.HTTPEmbedder` subclass
@@ -213,8 +214,8 @@ _NODES = [DocNode(text, uid=f"n{i}", metadata={"file_name": f"doc_{i % 2}.txt"})
 def check_joined_context(reranker: Any, separator: str = "\n---\n", topk: int = 3
                          ) -> bool | str:
     """Notebook 08: does ``reranker`` return its ``topk`` best candidates as one string,
-    ``separator`` between them? Tried on the notebook's question and on a few nodes of
-    its own, with the reranker's own model.
+    ``separator`` between them? Tried on a few nodes of its own, with the reranker's own
+    model.
 
     >>> def shared(query, texts):
     ...     return [len(set(query) & set(text)) for text in texts]

@@ -247,7 +247,7 @@ def test_a_cross_encoder_from_a_bi_encoder_is_seeded_capped_and_reads_the_pair_i
     ranked = Reranker(model=first, output_format="dict")(
         [DocNode(t, uid=str(i)) for i, t in enumerate(passages)], query=query)
     assert sorted(row["score"] for row in ranked) == pytest.approx(sorted(scores), abs=1e-6)
-    assert first.name == "untrained-head:model"
+    assert first.name == "untrained-head:all-MiniLM-L6-v2"
     with pytest.raises(ValueError, match="seed must be"):
         CrossEncoderScorer.from_bi_encoder(seed=-1)
     with pytest.raises(RuntimeError, match="could not build a cross-encoder from '/nowhere'"):
