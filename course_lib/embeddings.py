@@ -32,6 +32,7 @@ Sparse embedders return one ``{term_id: weight}`` dict per text; the offline one
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -556,6 +557,7 @@ class CharNgramSparseEmbedder(Embedder):
 
 
 # ---------------------------------------------------------------- disk cache
+@functools.lru_cache(maxsize=1 << 16)  # the reranker asks for the same sentences per query
 def text_hash(text: str) -> str:
     """A text's cache key: the SHA-1 of its UTF-8 bytes, in hex (the text is not stored)."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
