@@ -2,7 +2,8 @@
 
 Where the file comes from, in order:
 
-1. a mirror folder named by ``COURSE_DATA_MIRROR`` holding ``cmrc2018/cmrc2018_trial.json``;
+1. a mirror folder named by ``COURSE_DATA_MIRROR`` holding ``cmrc2018/cmrc2018_trial.json``
+   (and ``cmrc2018_dev.json`` for the dev split);
 2. the cache (``COURSE_DATA_CACHE``, default ``data/cache`` in the course folder, or
    ``~/.cache/course_lib`` for an installed library);
 3. the public URL, downloaded to a temporary file, checked against its SHA-256, and
@@ -37,6 +38,15 @@ CMRC2018_TRIAL = {
            "cmrc2018_trial.json",
     "sha256": "f3fae95b57da8e03afb2b57467dd221417060ef4d82db13bf22fc88589f3a6f3",
 }
+# The public dev set: never looked at while the course's settings were chosen, so it is
+# where they are reported (choose on trial, report on dev).
+CMRC2018_DEV = {
+    "name": "cmrc2018/cmrc2018_dev.json",
+    "url": "https://raw.githubusercontent.com/ymcui/cmrc2018/master/squad-style-data/"
+           "cmrc2018_dev.json",
+    "sha256": "e9ff74231f05c230c6fa88b84441ee334d97234cbb610991cd94b82db00c7f1f",
+}
+SPLITS = {"trial": CMRC2018_TRIAL, "dev": CMRC2018_DEV}
 MIRROR_ENV = "COURSE_DATA_MIRROR"
 CACHE_ENV = "COURSE_DATA_CACHE"
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
@@ -78,9 +88,16 @@ def fetch(spec: dict[str, str] = CMRC2018_TRIAL, timeout: float = 30.0) -> Path:
     return _download(spec, target, timeout, mirror)
 
 
-def fetch_cmrc2018(timeout: float = 30.0) -> Path:
-    """The CMRC 2018 trial set (256 paragraphs, 1,002 questions), verified."""
-    return fetch(CMRC2018_TRIAL, timeout)
+def fetch_cmrc2018(timeout: float = 30.0, split: str = "trial") -> Path:
+    """A verified CMRC 2018 file: ``split="trial"`` (256 paragraphs, 1,002 questions; the
+    chapter's) or ``"dev"`` (848 paragraphs, 3,219 questions; the held-out split)."""
+    return fetch(SPLITS[_check_split(split)], timeout)
+
+
+def _check_split(split: object) -> str:
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(map(repr, SPLITS))}, got {split!r}")
+    return split  # type: ignore[return-value]
 
 
 def _verify(path: Path, spec: dict[str, str], source: str) -> None:
@@ -141,6 +158,22 @@ class SquadSet:
     questions: list[Question]
     skipped: list[str] = field(default_factory=list)  # ids of empty questions
     fixed_offsets: list[str] = field(default_factory=list)  # ids whose answer_start was off
+    # ids of questions that lost an answer labelled answer_start = -1 whose text is not in
+    # the context (CMRC dev: annotators' variants with extra punctuation), one id per answer
+    dropped_answers: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: what was loaded and what was repaired.
+
+        >>> print(SquadSet([("p", "甲")], [], ["q9"], ["q1"], ["q2", "q2"]).summary())
+        ... # doctest: +NORMALIZE_WHITESPACE
+        1 paragraphs, 0 questions (1 empty skipped, 1 answer offsets fixed, 2 unlocatable
+        answers dropped from 1 questions)
+        """
+        return (f"{len(self.paragraphs)} paragraphs, {len(self.questions)} questions "
+                f"({len(self.skipped)} empty skipped, {len(self.fixed_offsets)} answer offsets "
+                f"fixed, {len(self.dropped_answers)} unlocatable answers dropped from "
+                f"{len(set(self.dropped_answers))} questions)")
 
 
 _EXPECTED = {
@@ -233,7 +266,11 @@ def load_squad(path: str | os.PathLike[str]) -> SquadSet:
     for a missing one) with the path in the message. Fields the loader does not use
     (``version``, ``is_impossible``, ...) are ignored, not checked. A question id may be
     a string or an integer (read as its text); an answer's ``text`` must not be empty
-    and its ``answer_start`` must be an integer ≥ 0. A UTF-8 byte-order mark is allowed.
+    and its ``answer_start`` must be an integer ≥ 0, or -1, SQuAD's "not located": such an
+    answer is located when its text occurs in the context (counted in ``fixed_offsets``)
+    and otherwise dropped (counted in ``dropped_answers``) — the question is kept. A
+    question left with no answer at all is kept too, with an empty answer list (its
+    paragraph is still known). A UTF-8 byte-order mark is allowed.
     """
     path = Path(path)
     reader = _SquadReader(path)
@@ -295,10 +332,13 @@ def _read_question(reader: _SquadReader, qa: Any, where: str, context: str,
         given = reader.get(answer, "answer_start", int, where_n, "answer")
         if not answer_text:
             reader.fail(f"{where_n}.text is empty; an answer is a non-empty piece of the context")
-        if given < 0:
+        if given < -1:
             reader.fail(f"{where_n}.answer_start must be an integer ≥ 0 (a character offset "
-                        f"into the context), got {given}")
-        start = _true_start(context, answer_text, given)
+                        f"into the context) or -1 (not located), got {given}")
+        if given == -1 and answer_text not in context:
+            result.dropped_answers.append(qid)  # cannot be located: keep the question only
+            continue
+        start = _true_start(context, answer_text, max(given, 0))
         fixed = fixed or start != given
         texts.append(answer_text)
         starts.append(start)
@@ -346,6 +386,7 @@ class KnowledgeBase:
     paragraphs: list[str]
     skipped: list[str]
     fixed_offsets: list[str]
+    dropped_answers: list[str] = field(default_factory=list)  # see SquadSet
 
     def write(self, folder: str | os.PathLike[str]) -> Path:
         """Write the files as ``.txt`` into ``folder`` (outside the repository!)."""
@@ -388,12 +429,45 @@ def build_knowledge_base(squad: SquadSet, docs_per_file: int = 10) -> KnowledgeB
     for question in squad.questions:
         question.file_name, question.paragraph_offset = where[question.paragraph_id]
     return KnowledgeBase(files, squad.questions, [t for _, t in squad.paragraphs],
-                         squad.skipped, squad.fixed_offsets)
+                         squad.skipped, squad.fixed_offsets, squad.dropped_answers)
 
 
-def load_cmrc2018_kb(docs_per_file: int = 10) -> KnowledgeBase:
-    """Fetch CMRC 2018 trial and build the chapter's 26-file knowledge base."""
-    return build_knowledge_base(load_squad(fetch_cmrc2018()), docs_per_file)
+def load_cmrc2018_kb(docs_per_file: int = 10, split: str = "trial",
+                     paragraphs: int | None = None) -> KnowledgeBase:
+    """Fetch CMRC 2018 and build the chapter's knowledge base from it.
+
+    ``split="trial"`` gives the chapter's 26 files (256 paragraphs, 1,000 questions);
+    ``"dev"`` the held-out split, built the same way (848 paragraphs in 85 files, 3,219
+    questions). ``paragraphs=n`` keeps only the first ``n`` paragraphs of the file, in
+    file order, and their questions: the course's held-out set is ``split="dev",
+    paragraphs=256`` (:data:`HELD_OUT`), the trial set's size, so that a number moves
+    between trial and dev because the questions are new, not because the knowledge
+    base is three times larger.
+
+    >>> kb = load_cmrc2018_kb(split="dev", paragraphs=256)   # doctest: +SKIP
+    >>> len(kb.files), len(kb.paragraphs)                      # doctest: +SKIP
+    (26, 256)
+    """
+    squad = load_squad(fetch_cmrc2018(split=split))
+    if paragraphs is not None:
+        paragraphs = check_int(paragraphs, "paragraphs", low=1)
+        kept = {pid for pid, _ in squad.paragraphs[:paragraphs]}
+        questions = [q for q in squad.questions if q.paragraph_id in kept]
+        ids = {q.id for q in questions}  # repairs counted for the questions kept
+        squad = SquadSet(squad.paragraphs[:paragraphs], questions, squad.skipped,
+                         [i for i in squad.fixed_offsets if i in ids],
+                         [i for i in squad.dropped_answers if i in ids])
+    return build_knowledge_base(squad, docs_per_file)
+
+
+# The course's held-out set: choose a setting on trial, report it here.
+HELD_OUT = {"split": "dev", "paragraphs": 256}
+
+
+def load_held_out_kb() -> KnowledgeBase:
+    """The first 256 paragraphs of CMRC 2018 dev as a knowledge base (26 files, like
+    trial's): where the course reports every setting it chose on trial."""
+    return load_cmrc2018_kb(**HELD_OUT)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- our sample corpus

@@ -100,6 +100,40 @@ def test_cmrc_quirks_are_handled(cmrc_kb):
     assert all(text.count("\n") == 9 for text in list(cmrc_kb.files.values())[:-1])
 
 
+def test_cmrc_dev_loads_every_question_and_counts_what_it_repaired():
+    squad = load_squad(datasets.fetch_cmrc2018(split="dev"))
+    assert len(squad.paragraphs) == 848 and len(squad.questions) == 3219
+    # 193 secondary answers of 174 questions carry answer_start -1 and a text that is not
+    # in the context; each of those questions keeps a located answer.
+    assert len(squad.dropped_answers) == 193 and len(set(squad.dropped_answers)) == 174
+    for q in squad.questions:
+        assert q.answers, q.id
+        for start, answer in zip(q.answer_starts, q.answers, strict=True):
+            assert q.paragraph[start:start + len(answer)] == answer
+    assert "193 unlocatable answers dropped from 174 questions" in squad.summary()
+    held_out = datasets.load_held_out_kb()
+    assert (len(held_out.files), len(held_out.paragraphs)) == (26, 256)
+    kept = {q.id for q in held_out.questions}
+    assert set(held_out.dropped_answers) <= kept and len(kept) == 898
+
+
+def test_an_unlocated_answer_is_located_or_dropped_and_its_question_kept(tmp_path):
+    data = {"data": [{"paragraphs": [{"context": "甲乙丙丁。", "qas": [
+        {"id": "q1", "question": "乙？", "answers": [{"text": "乙丙", "answer_start": -1}]},
+        {"id": "q2", "question": "丙？", "answers": [{"text": "丙丁。", "answer_start": 2},
+                                                   {"text": "丙丁。。", "answer_start": -1}]},
+        {"id": "q3", "question": "戊？", "answers": [{"text": "戊", "answer_start": -1}]}]}]}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    squad = load_squad(path)
+    assert [q.id for q in squad.questions] == ["q1", "q2", "q3"]
+    assert squad.questions[0].answer_starts == [1] and squad.fixed_offsets == ["q1"]
+    assert squad.questions[1].answers == ["丙丁。"] and squad.questions[2].answers == []
+    assert squad.dropped_answers == ["q2", "q3"]
+    with pytest.raises(ValueError, match="split must be one of 'trial', 'dev'"):
+        datasets.fetch_cmrc2018(split="test")
+
+
 def test_squad_loader_on_a_small_file(tmp_path):
     data = {"data": [{"title": "t", "paragraphs": [{"context": "甲乙丙丁。", "qas": [
         {"id": "q1", "question": "乙？", "answers": [{"text": "乙丙", "answer_start": 2}]},
