@@ -1,16 +1,34 @@
-"""Command line: ``python -m course_lib {data,pipelines,evaluate,reproduce}``.
+"""Command line: ``python -m course_lib {data,pipelines,evaluate,compare,reproduce}``.
+
+* ``data [--embed]`` — fetch and verify CMRC 2018 trial and dev (SHA-256), print what
+  each holds; ``--embed`` also fills the embedding cache (:func:`_embed_all`).
+* ``pipelines`` — list the registered pipeline names.
+* ``evaluate --squad FILE --pipeline NAME [--docs-per-file N] [--json OUT] [--run OUT]
+  [--qrels OUT]`` — score one pipeline: each metric with its 95 % interval;
+  ``--json`` writes the result (with ``intervals`` and ``per_question``), ``--run`` /
+  ``--qrels`` a TREC run (tag: the pipeline name) and qrels file for ``trec_eval``,
+  ``ir_measures`` or ``ranx`` (:mod:`course_lib.trec`).
+* ``compare --squad FILE [--docs-per-file N] [--baseline NAME] [--json OUT] A B [C ...]``
+  — evaluate two or more pipelines on the same questions, print each metric with its
+  interval, and test each pipeline against the baseline (``--baseline``, one of those
+  named; default the first): paired differences, exact McNemar / sign-flip p-values,
+  Holm-adjusted over the whole table (:mod:`course_lib.comparison`).
+* ``reproduce [--squad FILE] [--json OUT]`` — the chapter's tables beside ours, each row
+  tested against its table's first row; without ``--squad``, also the settings chosen on
+  trial reported on the held-out dev set.
 
 The sub-command names and the JSON keys they write are an interface other tools
 read: keep them stable.
 
 Every argument is checked before any work starts: the ``--squad`` file exists and is
-a well-formed SQuAD file with questions, ``--pipeline`` is a known name,
-``--docs-per-file`` is at least 1, and the ``--json`` target is a file name (not a
-folder) in a folder that exists and can be written to. A bad argument, or a failure
-during the work, prints one ``python -m course_lib ...: error: ...`` line (argparse's
-style; argparse's own errors add its usage line) and exits with status 2. The
-``--json`` file is written atomically: it appears whole, or not at all, and no
-temporary file is left behind.
+a well-formed SQuAD file with questions, pipeline names are known (with a did-you-mean
+hint), ``--docs-per-file`` is at least 1, and each output target (``--json``,
+``--run``, ``--qrels``) is a file name (not a folder), distinct from the others, in a
+folder that exists and can be written to. A bad argument, or a failure during the
+work, prints one ``python -m course_lib ...: error: ...`` line (argparse's style;
+argparse's own errors add its usage line) and exits with status 2. Every output file
+is written atomically: it appears whole, or not at all, and no temporary file is left
+behind. All of a command's output is computed before the first file is written.
 """
 
 from __future__ import annotations
@@ -33,6 +51,7 @@ from .datasets import (
     fetch_cmrc2018,
     load_squad,
 )
+from .safe_folder import write_text_atomically
 
 PROG = "python -m course_lib"
 
@@ -53,37 +72,58 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _check_json_target(value: str | None) -> Path | None:
-    """The ``--json`` path, once it is sure that a file can be written there.
+def _check_target(value: str | None, option: str = "--json", example: str = "result.json"
+                  ) -> Path | None:
+    """The ``option`` output path, once it is sure that a file can be written there.
 
     Refuses an empty name, a folder, something that is not a regular file (``/dev/null``,
     a FIFO), and a folder that is missing or cannot be written to — the last is tried
     by creating and removing an empty temporary file there. Writes nothing else.
+    ``example`` is the file name its hints suggest.
     """
     if value is None:
         return None
     if not value.strip():
-        raise _BadArgument("argument --json: give a file name, e.g. --json result.json")
+        raise _BadArgument(f"argument {option}: give a file name, e.g. {option} {example}")
     target = Path(value)
     if target.is_dir():
-        raise _BadArgument(f"argument --json: {target} is a folder; give a file name, "
-                              f"e.g. --json {target / 'result.json'}")
+        raise _BadArgument(f"argument {option}: {target} is a folder; give a file name, "
+                           f"e.g. {option} {target / example}")
     if target.exists() and not target.is_file():
-        raise _BadArgument(f"argument --json: {target} exists and is not a regular file; "
-                              "give the name of a new or an ordinary file")
+        raise _BadArgument(f"argument {option}: {target} exists and is not a regular file; "
+                           "give the name of a new or an ordinary file")
     folder = target.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
-        raise _BadArgument(f"argument --json: the folder {folder} {what}; create it "
-                              "first or write somewhere else")
+        raise _BadArgument(f"argument {option}: the folder {folder} {what}; create it "
+                           "first or write somewhere else")
     try:
         fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as error:
-        raise _BadArgument(f"argument --json: cannot write into the folder {folder} "
-                              f"({error.strerror}); choose a folder you can write to") from None
+        raise _BadArgument(f"argument {option}: cannot write into the folder {folder} "
+                           f"({error.strerror}); choose a folder you can write to") from None
     os.close(fd)
     os.unlink(probe)
     return target
+
+
+def _check_json_target(value: str | None) -> Path | None:
+    """The ``--json`` path, once it is sure that a file can be written there
+    (:func:`_check_target`)."""
+    return _check_target(value, "--json", "result.json")
+
+
+def _check_distinct(targets: dict[str, Path | None]) -> None:
+    """Refuse two output options (``{"--json": path, ...}``) that name the same file."""
+    seen: dict[Path, str] = {}
+    for option, target in targets.items():
+        if target is None:
+            continue
+        key = target.resolve()
+        if key in seen:
+            raise _BadArgument(f"argument {option}: {target} is also the {seen[key]} file; "
+                               "give each output its own file")
+        seen[key] = option
 
 
 def _check_squad(value: str | Path) -> SquadSet:
@@ -100,15 +140,37 @@ def _check_squad(value: str | Path) -> SquadSet:
     return squad
 
 
-def _check_pipeline(name: str) -> str:
-    """``name`` when it is a registered pipeline; else a hint with the closest names."""
+def _check_pipeline(name: str, option: str = "--pipeline") -> str:
+    """``name`` when it is a registered pipeline; else a hint with the closest names
+    (the error names the argument ``option``)."""
     from .pipelines import PIPELINES
     if name in PIPELINES:
         return name
     close = difflib.get_close_matches(name, PIPELINES, n=3)
     known = (f"did you mean {' or '.join(close)}? (`{PROG} pipelines` lists them all)" if close
              else f"choose one of {', '.join(sorted(PIPELINES))}")
-    raise _BadArgument(f"argument --pipeline: unknown pipeline {name!r}; {known}")
+    raise _BadArgument(f"argument {option}: unknown pipeline {name!r}; {known}")
+
+
+def _check_pipelines(names: list[str], baseline: str | None) -> tuple[list[str], str]:
+    """``compare``'s pipelines (at least two, each known, none twice) and its baseline
+    (one of them; default the first)."""
+    for name in names:
+        _check_pipeline(name, "PIPELINE")
+    twice = next((name for index, name in enumerate(names) if name in names[:index]), None)
+    if twice is not None:
+        raise _BadArgument(f"argument PIPELINE: {twice!r} is named twice; name each "
+                           "pipeline once")
+    if len(names) < 2:
+        raise _BadArgument(f"argument PIPELINE: compare needs at least two pipelines, got "
+                           f"only {names[0]!r}; name another (`{PROG} pipelines` lists them)")
+    if baseline is None:
+        return names, names[0]
+    _check_pipeline(baseline, "--baseline")
+    if baseline not in names:
+        raise _BadArgument(f"argument --baseline: {baseline!r} is not among the pipelines "
+                           f"compared ({', '.join(names)}); name it among them too")
+    return names, baseline
 
 
 # ---------------------------------------------------------------- writing results
@@ -121,14 +183,7 @@ def _write_json(data: object, target: Path | None) -> None:
     """
     if target is None:
         return
-    text = json.dumps(data, ensure_ascii=False, indent=2)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp_name, target)
-    finally:
-        Path(tmp_name).unlink(missing_ok=True)
+    write_text_atomically(target, json.dumps(data, ensure_ascii=False, indent=2))
 
 
 # ---------------------------------------------------------------- sub-commands
@@ -141,19 +196,39 @@ def _check_none(args: argparse.Namespace) -> Checked:
     return {}
 
 
-def _run_data(args: argparse.Namespace, checked: Checked) -> None:
-    path = fetch_cmrc2018()
-    squad = load_squad(path)
-    print(f"CMRC 2018 trial: {path}")
-    print(f"  {len(squad.paragraphs)} paragraphs, {len(squad.questions)} questions "
-          f"({len(squad.skipped)} empty skipped, {len(squad.fixed_offsets)} answer offsets fixed)")
-    if args.embed:
-        from .pipelines import embed_knowledge_base
+DATA_SPLITS = ("trial", "dev")  # what ``data`` fetches and verifies, in this order
 
-        print("embedding the knowledge base (once; minutes with e5, then cached) ...", flush=True)
-        counts = embed_knowledge_base(build_knowledge_base(squad, 10))
+
+def _embed_all(squads: dict[str, SquadSet]) -> None:
+    """``data --embed``: fill the embedding cache for the knowledge bases notebooks use.
+
+    ``squads`` holds every split ``data`` fetched (``"trial"``, ``"dev"``). Embedded:
+    trial's knowledge base (10 paragraphs per file) and the held-out set the notebooks
+    report on (:func:`~course_lib.datasets.load_held_out_kb`: dev's first 256 paragraphs).
+    The whole dev set is not embedded here (three times the time): ``evaluate --squad``
+    on it embeds what its pipeline needs, once.
+    """
+    from .datasets import load_held_out_kb
+    from .pipelines import embed_knowledge_base
+
+    for name, kb in (("trial", build_knowledge_base(squads["trial"], 10)),
+                     ("held-out dev", load_held_out_kb())):
+        print(f"embedding the {name} knowledge base (once; minutes with e5, then cached) ...",
+              flush=True)
+        counts = embed_knowledge_base(kb)
         print("  cached: " + ", ".join(f"{n} passages and questions with {m}"
                                        for m, n in counts.items()) + " (e5: and their sentences)")
+
+
+def _run_data(args: argparse.Namespace, checked: Checked) -> None:
+    squads = {}
+    for split in DATA_SPLITS:
+        path = fetch_cmrc2018(split=split)
+        squads[split] = load_squad(path)
+        print(f"CMRC 2018 {split}: {path}")
+        print(f"  {squads[split].summary()}")
+    if args.embed:
+        _embed_all(squads)
 
 
 def _run_pipelines(args: argparse.Namespace, checked: Checked) -> None:
@@ -165,16 +240,69 @@ def _run_pipelines(args: argparse.Namespace, checked: Checked) -> None:
 
 def _check_evaluate(args: argparse.Namespace) -> Checked:
     pipeline = _check_pipeline(args.pipeline)
-    target = _check_json_target(args.json)
-    return {"pipeline": pipeline, "json": target, "squad": _check_squad(args.squad)}
+    targets = {"--json": _check_json_target(args.json),
+               "--run": _check_target(args.run_file, "--run", "run.txt"),
+               "--qrels": _check_target(args.qrels, "--qrels", "qrels.txt")}
+    _check_distinct(targets)
+    return {"pipeline": pipeline, "json": targets["--json"], "run": targets["--run"],
+            "qrels": targets["--qrels"], "squad": _check_squad(args.squad)}
+
+
+def _format_intervals(result: dict[str, Any]) -> str:
+    """The 95 % intervals of an ``evaluate`` result, laid out under
+    :func:`course_lib.evaluation.format_result`'s table (same rows, one column per k),
+    then ``ndcg@10`` and ``map@10`` with their values."""
+    bounds = result["intervals"]
+    ks = sorted({int(key.split("@")[1]) for key in bounds if key.startswith("recall@")})
+    lines = ["95 % interval" + " " * 7 + "".join(f"{'top ' + str(k):>18}" for k in ks)]
+    for metric in ("recall", "span_recall", "mrr", "context_relevance"):
+        if all(f"{metric}@{k}" in bounds for k in ks):
+            lines.append(f"{metric:<20}" + "".join(
+                f"{'[{:.4f}, {:.4f}]'.format(*bounds[f'{metric}@{k}']):>18}" for k in ks))
+    for key in ("ndcg@10", "map@10"):
+        if key in bounds:
+            low, high = bounds[key]
+            lines.append(f"{key:<20}{result[key]:>9.4f}  [{low:.4f}, {high:.4f}]")
+    return "\n".join(lines)
 
 
 def _run_evaluate(args: argparse.Namespace, checked: Checked) -> None:
+    from . import trec
     from .evaluation import evaluate, format_result
     kb = build_knowledge_base(checked["squad"], args.docs_per_file)
-    result = evaluate(kb, checked["pipeline"])
+    keep = {"keep_rankings": True} if checked["run"] is not None else {}
+    result = evaluate(kb, checked["pipeline"], **keep)
+    rankings = result.pop("rankings", None)  # nodes: for the run file, not JSON
+    run = (trec.run_lines(kb.questions, rankings, tag=checked["pipeline"])
+           if checked["run"] is not None else None)
+    qrels = trec.qrels_lines(kb.questions) if checked["qrels"] is not None else None
     print(format_result(result))
+    print(_format_intervals(result))
     _write_json(result, checked["json"])
+    if run is not None:
+        trec.write_lines(run, checked["run"])
+    if qrels is not None:
+        trec.write_lines(qrels, checked["qrels"])
+
+
+def _check_compare(args: argparse.Namespace) -> Checked:
+    names, baseline = _check_pipelines(args.pipelines, args.baseline)
+    target = _check_json_target(args.json)
+    return {"pipelines": names, "baseline": baseline, "json": target,
+            "squad": _check_squad(args.squad)}
+
+
+def _run_compare(args: argparse.Namespace, checked: Checked) -> None:
+    from .comparison import compare_results, format_comparison
+    from .evaluation import evaluate
+    kb = build_knowledge_base(checked["squad"], args.docs_per_file)
+    results = {}
+    for name in checked["pipelines"]:
+        print(f"evaluating {name} ...", flush=True)
+        results[name] = evaluate(kb, name)
+    report = compare_results(results, baseline=checked["baseline"])
+    print(format_comparison(report))
+    _write_json(report, checked["json"])
 
 
 def _check_reproduce(args: argparse.Namespace) -> Checked:
@@ -184,8 +312,13 @@ def _check_reproduce(args: argparse.Namespace) -> Checked:
 
 def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
     from .reproduce import format_report, reproduce
-    squad = checked["squad"] or load_squad(fetch_cmrc2018())
-    report = reproduce(build_knowledge_base(squad, 10))
+    if checked["squad"] is None:  # the chapter's trial set, and the held-out dev set
+        from .datasets import load_held_out_kb
+
+        report = reproduce(build_knowledge_base(load_squad(fetch_cmrc2018()), 10),
+                           held_out=load_held_out_kb())
+    else:
+        report = reproduce(build_knowledge_base(checked["squad"], 10))
     print(format_report(report))
     _write_json(report, checked["json"])
 
@@ -204,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub_parser.set_defaults(parser=sub_parser, check=check, run=run)
         return sub_parser
 
-    data = command("data", "fetch and verify CMRC 2018 trial", _check_none, _run_data)
+    data = command("data", "fetch and verify CMRC 2018 trial and dev", _check_none, _run_data)
     data.add_argument("--embed", action="store_true",
                       help="also embed its knowledge base with e5 and USE (minutes, once: "
                            "notebooks then start warm)")
@@ -216,6 +349,21 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--docs-per-file", type=_positive_int, default=10,
                           help="paragraphs per knowledge-base file (≥ 1, default 10)")
     evaluate.add_argument("--json", help="also write the result here (its folder must exist)")
+    evaluate.add_argument("--run", dest="run_file", metavar="RUN",  # not "run": main's
+                          help="also write a TREC run file here (tag: the pipeline name; "
+                               "for trec_eval, ir_measures, ranx)")
+    evaluate.add_argument("--qrels", help="also write the TREC qrels (each question's gold "
+                                          "paragraph, relevance 1) here")
+    compare = command("compare", "compare pipelines on the same questions: intervals and "
+                      "paired tests", _check_compare, _run_compare)
+    compare.add_argument("pipelines", nargs="+", metavar="PIPELINE",
+                         help="two or more pipeline names (see `pipelines`)")
+    compare.add_argument("--squad", required=True, help="SQuAD-format JSON file")
+    compare.add_argument("--baseline", help="test every other pipeline against this one "
+                                            "(one of those named; default: the first)")
+    compare.add_argument("--docs-per-file", type=_positive_int, default=10,
+                         help="paragraphs per knowledge-base file (≥ 1, default 10)")
+    compare.add_argument("--json", help="also write the report here (its folder must exist)")
     reproduce = command("reproduce", "the chapter's tables beside ours",
                         _check_reproduce, _run_reproduce)
     reproduce.add_argument("--squad", help="default: CMRC 2018 trial")

@@ -20,8 +20,10 @@ from .answerability import answerability_possible, evaluate_answerability
 from .datasets import KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
+from .significance import compare_pair, holm
 
 Triple = tuple[float, float, float]
+ALPHA = 0.05  # a difference is marked when its Holm-adjusted p-value is below this
 
 
 @dataclass
@@ -36,6 +38,8 @@ class Table:
     title: str
     metrics: tuple[str, ...]
     rows: list[Row]
+    # Each row after the first is compared with the first, paired, on this metric.
+    tested: str = "recall@1"
 
 
 _CHUNKS = {"recall": (0.43, 0.47, 0.48), "context_relevance": (0.50, 0.20, 0.12)}
@@ -76,7 +80,8 @@ TABLES: dict[str, Table] = {
             Row("hybrid: words + characters + cosine, RRF", "hybrid-rrf"),
         ]),
     "cut_off": Table(
-        "Similarity cut-off: fewer, surer paragraphs (chapter: cosine > 0.4)", _RR, [
+        "Similarity cut-off: fewer, surer paragraphs (chapter: cosine > 0.4)", _RR, tested=
+        "context_relevance@5", rows=[
             Row(f"cosine > {COSINE_CUT_OFF} (e5 scale)", "cosine-paragraph-cutoff",
                 {"recall": (0.86, 0.88, 0.88), "context_relevance": (0.87, 0.87, 0.87)}),
             Row(f"cosine > {USE_COSINE_CUT_OFF} (USE scale)", "cosine-paragraph-use-cutoff"),
@@ -92,16 +97,38 @@ TABLES: dict[str, Table] = {
                 {"mrr": (0.9411, 0.9704, 0.9741)}),
             Row("multi-path top 20×3 + reranker", "multipath-rerank",
                 {"mrr": (0.9411, 0.9704, 0.9741)}),
-        ]),
+        ], tested="mrr@5"),
 }
+
+# Choose on trial, report on dev: the settings of the tables above (the cut-offs, the
+# reranker, the fusion) on questions and paragraphs nobody looked at while choosing them.
+HELD_OUT_ROWS = [
+    Row("BM25, jieba words", "bm25-paragraph"),
+    Row("BM25, characters", "bm25-char-paragraph"),
+    Row("cosine, e5", "cosine-paragraph"),
+    Row("hybrid: words + characters + cosine, RRF", "hybrid-rrf"),
+    Row("paragraph BM25 top 20 + reranker", "bm25-paragraph-rerank"),
+    Row("multi-path top 20×3 + reranker", "multipath-rerank"),
+]
+HELD_OUT_BASELINE = "bm25-char-paragraph"  # the best single path on trial
+HELD_OUT_METRICS = ("recall@1", "recall@5", "mrr@5", "ndcg@10")
+CUT_OFF_ROWS = [
+    Row(f"cosine > {COSINE_CUT_OFF} (e5 scale)", "cosine-paragraph-cutoff"),
+    Row(f"cosine > {USE_COSINE_CUT_OFF} (USE scale)", "cosine-paragraph-use-cutoff"),
+    Row(f"multi-path + reranker score > {RERANK_CUT_OFF}", "multipath-rerank-cutoff"),
+]
 
 
 ANSWERABILITY = "answerability"  # the table that is not a recall table (and not the chapter's)
 
 
-def reproduce(kb: KnowledgeBase, tables: list[str] | None = None) -> dict[str, Any]:
+def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
+              held_out: KnowledgeBase | None = None) -> dict[str, Any]:
     """Evaluate every row of the chosen tables (default: all, ``answerability`` last);
-    returns a JSON-ready dict: ``tables`` (the recall tables) and ``answerability``."""
+    returns a JSON-ready dict: ``tables`` (the recall tables, each row after the first
+    compared with the first, paired — :func:`compare_with_first`), ``answerability``, and, given
+    ``held_out`` (the dev knowledge base), ``held_out``: the same settings there
+    (:func:`held_out_report`)."""
     started = time.perf_counter()
     unknown = sorted(set(tables or []) - set(TABLES) - {ANSWERABILITY})
     if unknown:
@@ -114,15 +141,18 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None) -> dict[str, A
         if key == ANSWERABILITY:
             continue
         table = TABLES[key]
-        rows = []
         for row in table.rows:
             if row.pipeline not in results:
                 results[row.pipeline] = evaluate(kb, row.pipeline)
-            rows.append({"label": row.label, "pipeline": row.pipeline,
-                         "chapter": {m: row.chapter.get(m) for m in table.metrics},
-                         "ours": results[row.pipeline]})
+        tests = compare_with_first([results[row.pipeline] for row in table.rows], table.tested)
+        rows = [{"label": row.label, "pipeline": row.pipeline,
+                 "chapter": {m: row.chapter.get(m) for m in table.metrics},
+                 "ours": _summary(results[row.pipeline]), "vs_first": test}
+                for row, test in zip(table.rows, tests, strict=True)]
         report["tables"][key] = {"title": table.title, "metrics": list(table.metrics),
-                                 "rows": rows}
+                                 "tested": table.tested, "rows": rows}
+    if held_out is not None:
+        report["held_out"] = held_out_report(kb, held_out, results)
     if ANSWERABILITY in chosen:
         report[ANSWERABILITY] = (
             evaluate_answerability(kb) if answerability_possible(kb) else
@@ -131,14 +161,79 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None) -> dict[str, A
     return report
 
 
+def _summary(result: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation result without its per-question columns (kept small for JSON)."""
+    return {k: v for k, v in result.items() if k != "per_question"}
+
+
+def compare_with_first(results: list[dict[str, Any]], metric: str) -> list[dict[str, Any] | None]:
+    """Each result after the first compared with the first on ``metric``, paired over
+    the same questions (:func:`course_lib.significance.compare_pair`), with Holm's
+    correction over the comparisons of the table (``p_holm``) and ``marked`` when that
+    is below :data:`ALPHA`. The first row gets ``None``."""
+    baseline = results[0]["per_question"][metric]
+    tests: list[dict[str, Any]] = [compare_pair(r["per_question"][metric], baseline)
+                                   for r in results[1:]]
+    for test, adjusted in zip(tests, holm([t["p"] for t in tests]) if tests else [],
+                              strict=True):
+        test.update(p_holm=adjusted, marked=adjusted < ALPHA)
+    return [None, *tests]
+
+
+def held_out_report(trial: KnowledgeBase, dev: KnowledgeBase,
+                    trial_results: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The settings chosen on trial, measured on ``dev``.
+
+    ``rows``: each of :data:`HELD_OUT_ROWS` with its trial and dev means and 95 %
+    intervals of :data:`HELD_OUT_METRICS`, and on dev its paired difference in recall@1
+    from :data:`HELD_OUT_BASELINE` (Holm over the rows). ``cut_offs``: each tuned cut-off
+    (:data:`CUT_OFF_ROWS`) with recall@5 and context relevance@5 on trial and on dev.
+    """
+    done = dict(trial_results or {})
+
+    def on_trial(name: str) -> dict[str, Any]:
+        if name not in done:
+            done[name] = evaluate(trial, name)
+        return done[name]
+
+    on_dev = {row.pipeline: evaluate(dev, row.pipeline) for row in HELD_OUT_ROWS}
+    order = [HELD_OUT_BASELINE] + [r.pipeline for r in HELD_OUT_ROWS
+                                   if r.pipeline != HELD_OUT_BASELINE]
+    tests = dict(zip(order, compare_with_first([on_dev[n] for n in order], "recall@1"),
+                     strict=True))
+    rows = [{"label": row.label, "pipeline": row.pipeline,
+             "trial": {m: on_trial(row.pipeline)[m] for m in HELD_OUT_METRICS},
+             "dev": {m: on_dev[row.pipeline][m] for m in HELD_OUT_METRICS},
+             "dev_intervals": {m: on_dev[row.pipeline]["intervals"][m]
+                               for m in HELD_OUT_METRICS},
+             "vs_baseline": tests[row.pipeline]} for row in HELD_OUT_ROWS]
+    cut_offs = []
+    for row in CUT_OFF_ROWS:
+        dev_result = evaluate(dev, row.pipeline)
+        cut_offs.append({"label": row.label, "pipeline": row.pipeline,
+                         **{f"{split} {m}": result[m]
+                            for split, result in (("trial", on_trial(row.pipeline)),
+                                                  ("dev", dev_result))
+                            for m in ("recall@5", "context_relevance@5")}})
+    return {"questions": len(dev.questions), "paragraphs": len(dev.paragraphs),
+            "baseline": HELD_OUT_BASELINE, "rows": rows, "cut_offs": cut_offs}
+
+
+_SHORT = {"recall@1": "R@1", "recall@5": "R@5", "mrr@5": "MRR@5", "ndcg@10": "nDCG@10",
+          "context_relevance@5": "CR@5"}
+
+
 def format_report(report: dict[str, Any], timing: bool = True) -> str:
-    """Text tables, each cell ``chapter→ours`` at top 1/3/5 (several metrics joined by /)."""
+    """Text tables, each cell ``chapter→ours`` at top 1/3/5 (several metrics joined by /),
+    the last column each row's paired difference from the table's first row; then the
+    held-out tables (trial→dev) and answerability."""
     out = []
     for table in report["tables"].values():
         metrics = table["metrics"]
         out.append(f"\n{table['title']} — {' / '.join(metrics)}")
         width = max(13 * len(metrics) - 1, 17)
-        header = f"{'setting':<40}" + "".join(f"{'top ' + str(k):>{width}}" for k in KS)
+        header = (f"{'setting':<40}" + "".join(f"{'top ' + str(k):>{width}}" for k in KS)
+                  + f"{'vs row 1, ' + _SHORT[table['tested']]:>24}")
         out.append(header)
         out.append("-" * len(header))
         for row in table["rows"]:
@@ -147,13 +242,55 @@ def format_report(report: dict[str, Any], timing: bool = True) -> str:
                 parts = [_pair(row["chapter"][m], i, row["ours"][f"{m}@{k}"], m == "mrr")
                          for m in metrics]
                 cells.append(f"{' / '.join(parts):>{width}}")
-            out.append(f"{row['label']:<40}" + "".join(cells))
-    out.append("\ncells of the tables above: chapter→ours")
+            out.append(f"{row['label']:<40}" + "".join(cells)
+                       + f"{_difference(row['vs_first']):>24}")
+    out.append("\ncells of the tables above: chapter→ours. Last column: ours minus the table's "
+               "first row, paired over the same questions (exact McNemar for recall, sign-flip "
+               "randomization for MRR and context relevance); * = Holm-adjusted p < 0.05 "
+               "within the table; no * = no detectable difference.")
+    if "held_out" in report:
+        out.extend(_held_out_lines(report["held_out"]))
     if ANSWERABILITY in report:
         out.extend(_answerability_lines(report[ANSWERABILITY]))
     if timing:
         out.append(f"\n{report['seconds']} s in all")
     return "\n".join(out)
+
+
+def _difference(test: dict[str, Any] | None, digits: int = 3) -> str:
+    """``+0.013 (p 0.015)*``: the paired difference, its (Holm) p-value, * if marked."""
+    if test is None:
+        return "(baseline)"
+    p = test["p_holm"]
+    shown = f"{p:.3f}" if p >= 0.001 else "<0.001"
+    return f"{test['difference']:+.{digits}f} (p {shown}){'*' if test['marked'] else ' '}"
+
+
+def _held_out_lines(held: dict[str, Any]) -> list[str]:
+    """The held-out tables: each setting chosen on trial, then measured on dev."""
+    baseline = next(r["label"] for r in held["rows"] if r["pipeline"] == held["baseline"])
+    lines = [f"\nChosen on trial, reported on held-out dev (CMRC 2018 dev: its first "
+             f"{held['paragraphs']} paragraphs, {held['questions']} questions) — trial→dev",
+             f"{'setting':<42}{'recall@1 (dev: 95% interval)':>30}{'recall@5':>13}"
+             f"{'mrr@5':>17}{'ndcg@10':>17}{'dev: R@1 vs ' + baseline:>30}"]
+    lines.append("-" * len(lines[-1]))
+    for row in held["rows"]:
+        low, high = row["dev_intervals"]["recall@1"]
+        cells = [f"{row['trial']['recall@1']:.3f}→{row['dev']['recall@1']:.3f} "
+                 f"[{low:.3f}, {high:.3f}]"]
+        cells += [f"{row['trial'][m]:.{d}f}→{row['dev'][m]:.{d}f}"
+                  for m, d in (("recall@5", 3), ("mrr@5", 4), ("ndcg@10", 4))]
+        lines.append(f"{row['label']:<42}{cells[0]:>30}{cells[1]:>13}{cells[2]:>17}"
+                     f"{cells[3]:>17}{_difference(row['vs_baseline']):>30}")
+    lines.append("\nCut-offs chosen on trial, reported on dev — trial→dev")
+    lines.append(f"{'setting':<42}{'recall@5':>16}{'context_relevance@5':>22}")
+    lines.append("-" * len(lines[-1]))
+    for row in held["cut_offs"]:
+        lines.append(f"{row['label']:<42}"
+                     f"{row['trial recall@5']:.3f}→{row['dev recall@5']:.3f}".rjust(58)
+                     + f"{row['trial context_relevance@5']:.3f}→"
+                       f"{row['dev context_relevance@5']:.3f}".rjust(22))
+    return lines
 
 
 def _answerability_lines(result: dict[str, Any]) -> list[str]:

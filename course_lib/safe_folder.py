@@ -375,3 +375,33 @@ def _folder_lock(target: Path, timeout: float) -> Iterator[None]:
         with suppress(OSError):
             os.unlink(path)  # while still holding it: see the docstring
         os.close(fd)
+
+
+def write_text_atomically(target: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to the file ``target`` whole, or not at all.
+
+    The text goes to a temporary file beside ``target`` that then replaces it in one
+    rename, so ``target`` is either the old file or the whole new one; the temporary file
+    is removed on any failure (disk full, interrupted, ...). The new file gets the
+    permissions an ordinary ``open(target, "w")`` would give it (0666 less the umask).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = write_text_atomically(Path(folder) / "run.txt", "q1 Q0 d1 1 1 tag\\n")
+    ...     path.read_text(), sorted(p.name for p in Path(folder).iterdir())
+    ('q1 Q0 d1 1 1 tag\\n', ['run.txt'])
+    """
+    import tempfile
+
+    target = Path(target)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp_name, target)
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+    return target

@@ -243,3 +243,47 @@ def verdict(row: dict[str, float], alpha: float = 0.05, p_key: str = "p") -> str
     if row[p_key] >= alpha:
         return "no detectable difference"
     return "higher" if row["difference"] > 0 else "lower"
+
+
+# ---------------------------------------------------------------- how many questions?
+def mcnemar_power(n: int, difference: float, discordant_share: float, simulations: int = 1000,
+                  alpha: float = 0.05, seed: int = SEED) -> float:
+    """The share of simulated comparisons on ``n`` questions in which :func:`mcnemar`
+    finds a difference (``p < alpha``): the *power* to detect a true difference
+    ``difference`` in recall (``a − b``) when the two pipelines disagree on a share
+    ``discordant_share`` of the questions. Seeded, so the same call gives the same share.
+
+    Each simulated question is "only ``a`` hits" with probability
+    ``(discordant_share + difference) / 2``, "only ``b`` hits" with probability
+    ``(discordant_share − difference) / 2``, else both or neither (which McNemar ignores,
+    so they need not be told apart): the counts ``won`` and ``lost`` of ``n`` such
+    questions are one multinomial draw, and each draw is tested by :func:`mcnemar` itself.
+    With ``difference=0`` the share is the test's false-alarm rate, at most about ``alpha``.
+
+    >>> mcnemar_power(2000, 0.01, 0.025, simulations=200) > mcnemar_power(250, 0.01, 0.025,
+    ...                                                                    simulations=200)
+    True
+    """
+    if not (isinstance(n, int | np.integer) and n >= 1):
+        raise ValueError(f"n must be a whole number of questions ≥ 1, got {n!r}")
+    if not (isinstance(simulations, int | np.integer) and simulations >= 1):
+        raise ValueError(f"simulations must be a whole number ≥ 1, got {simulations!r}")
+    if not 0 < discordant_share <= 1:
+        raise ValueError(f"discordant_share is a share of questions in (0, 1], "
+                         f"got {discordant_share!r}")
+    if not abs(difference) <= discordant_share:
+        raise ValueError(f"a difference of {difference!r} needs at least that share of "
+                         f"questions where the pipelines disagree, got {discordant_share!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    only_a, only_b = (discordant_share + difference) / 2, (discordant_share - difference) / 2
+    draws = np.random.default_rng(seed).multinomial(
+        n, [only_a, only_b, max(0.0, 1 - only_a - only_b)], size=simulations)
+    p_values: dict[tuple[int, int], float] = {}  # one test per distinct (won, lost)
+    rejected = 0
+    for won, lost, _ in draws.tolist():
+        if (won, lost) not in p_values:
+            p_values[won, lost] = (mcnemar([1] * won + [0] * lost, [0] * won + [1] * lost)["p"]
+                                   if won + lost else 1.0)
+        rejected += p_values[won, lost] < alpha
+    return rejected / simulations

@@ -21,9 +21,10 @@ nDCG@10 and MAP@10 are computed by ``trec_eval`` itself (``pytrec_eval``, throug
 ``nDCG@10 = 1 / log2(1 + rank)`` and ``AP@10 = 1 / rank`` (equal to MRR@10) when the gold
 paragraph is ranked within 10, else 0. Pipelines that return 5 nodes are scored on those 5.
 
-A question for which a pipeline returns nothing is absent from its run, and
-``trec_eval`` would silently average over the other questions only; :func:`trec_measures`
-gives such a question 0, as recall@k does.
+A question for which a pipeline returns nothing is absent from its run. Plain
+``trec_eval`` (and ``pytrec_eval``) then averages over the other questions only, which
+flatters the run; ``ir_measures`` and ``trec_eval -c`` count it as 0, as recall@k does,
+and so does :func:`trec_measures`.
 
 >>> from course_lib.datasets import Question
 >>> from course_lib.node import DocNode
@@ -39,13 +40,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from .datasets import Question
 from .metrics import is_hit
 from .node import DocNode
+from .safe_folder import write_text_atomically
 
 MEASURES = {"ndcg@10": "nDCG@10", "map@10": "AP@10"}  # our key -> ir_measures' name
 _NO_SPACE = re.compile(r"\s")
@@ -94,15 +95,7 @@ def qrels_lines(questions: Sequence[Question]) -> list[str]:
 
 def write_lines(lines: Sequence[str], target: str | os.PathLike[str]) -> Path:
     """Write ``lines`` to ``target`` atomically (whole, or not at all)."""
-    target = Path(target)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write("".join(line + "\n" for line in lines))
-        os.replace(tmp_name, target)
-    finally:
-        Path(tmp_name).unlink(missing_ok=True)
-    return target
+    return write_text_atomically(target, "".join(line + "\n" for line in lines))
 
 
 def trec_measures(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]]

@@ -1,4 +1,4 @@
-"""Tests for the short "try it" cells of notebooks 00, 04, 05, 06, 08 and 11.
+"""Tests for the short "try it" cells of notebooks 00, 01, 04, 05, 06, 08 and 11.
 
 Each ``check_*`` function takes what the learner wrote (and what it needs from the
 notebook) and returns ``True`` or a sentence saying what is wrong — the ``test`` that
@@ -14,6 +14,7 @@ learner's answer is tried on cases the notebook did not print.
 from __future__ import annotations
 
 import csv
+import math
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ from .validation import is_number
 
 __all__ = ["FAQ_ROWS", "check_answer_or_search", "check_bind_pipeline", "check_csv_reader",
            "check_encode_embedder", "check_first_paragraphs_filter", "check_joined_context",
-           "check_recommend_in_file", "check_swapped_score"]
+           "check_paired_p_value", "check_recommend_in_file", "check_swapped_score"]
 
 # A small FAQ: an answer holds a comma, which a naive split(",") cuts in two.
 FAQ_ROWS = [
@@ -263,3 +264,89 @@ def check_bind_pipeline(chain: Any, by_hand: Callable[[str], Any],
             return f"for {question!r} the pipeline gave {got!r:.60}, the plain function " \
                    f"{expected!r:.60}"
     return True
+
+
+def _same_p(value: float, target: float) -> bool:
+    """Is ``value`` the p-value ``target``, up to a learner's rounding (1 % of it)?"""
+    return math.isclose(value, target, rel_tol=0.01, abs_tol=1e-12)
+
+
+def _other_p_values(a: np.ndarray, b: np.ndarray) -> dict[str, list[float]]:
+    """The p-values a learner may reach for instead of the exact McNemar test, by kind."""
+    from scipy import stats
+
+    n, won, lost = a.size, int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    hits_a, hits_b = int(a.sum()), int(b.sum())
+    kinds: dict[str, list[float]] = {"one-sided": [], "approximate": [], "unpaired": []}
+    if won + lost:
+        kinds["one-sided"] = [stats.binomtest(won, won + lost, alternative=side).pvalue
+                              for side in ("less", "greater")]
+        chi = [(abs(won - lost) - c) ** 2 / (won + lost) for c in (1, 0)]  # McNemar's χ²
+        kinds["approximate"] = [float(stats.chi2.sf(max(x, 0.0), 1)) for x in chi]
+        kinds["approximate"] += [float(stats.ttest_rel(a, b).pvalue),
+                                 float(stats.wilcoxon(a, b).pvalue)]
+    table = [[hits_a, n - hits_a], [hits_b, n - hits_b]]
+    kinds["unpaired"] = [float(stats.fisher_exact(table, alternative=side).pvalue)
+                         for side in ("two-sided", "less", "greater")]
+    if 0 < hits_a + hits_b < 2 * n:  # the χ² test of the 2×2 table of totals, = the z-test
+        kinds["unpaired"] += [float(stats.chi2_contingency(table, correction=c).pvalue)
+                              for c in (True, False)]
+        pa, pb = hits_a / n, hits_b / n
+        unpooled = math.sqrt((pa * (1 - pa) + pb * (1 - pb)) / n)
+        if unpooled > 0:  # the z-test with each run's own variance
+            kinds["unpaired"].append(float(2 * stats.norm.sf(abs(pa - pb) / unpooled)))
+        kinds["unpaired"].append(float(stats.ttest_ind(a, b).pvalue))
+    return {kind: [p for p in values if math.isfinite(p)] for kind, values in kinds.items()}
+
+
+def check_paired_p_value(p_value: Any, a_hits: Sequence[float],
+                         b_hits: Sequence[float]) -> bool | str:
+    """Notebook 01: is ``p_value`` the two-sided exact McNemar p-value
+    (:func:`course_lib.significance.mcnemar`) of two hit/miss columns on the same
+    questions? A value that is an *unpaired* test of the two totals (Fisher's exact
+    test, the χ² or z-test of two proportions, an independent t-test), a one-sided
+    p-value or a paired approximation (McNemar's χ², the paired t-test) is named as
+    such, without the code of the right one.
+
+    >>> a, b = [1] * 90 + [0] * 10, [1] * 80 + [0] * 20   # 10 more hits, same questions
+    >>> check_paired_p_value(0.001953125, a, b)
+    True
+    >>> check_paired_p_value(0.0734, a, b)[:47]
+    '0.0734 is the p-value of an unpaired test: it c'
+    >>> check_paired_p_value(None, a, b)
+    'not attempted yet: store the p-value, a number, in p_value'
+    """
+    from .significance import mcnemar
+
+    if p_value is None:
+        return "not attempted yet: store the p-value, a number, in p_value"
+    if isinstance(p_value, dict) and "p" in p_value:
+        return "that is the test's whole result: store only its p-value (the 'p' entry)"
+    if not is_number(p_value):
+        return f"give the p-value as a number, not {p_value!r:.60}"
+    if not 0 <= p_value <= 1:
+        return f"a p-value is a probability, between 0 and 1; got {p_value!r}"
+    a, b = np.asarray(a_hits, dtype=float), np.asarray(b_hits, dtype=float)
+    test = mcnemar(a, b)
+    if _same_p(p_value, test["p"]):
+        return True
+    others = _other_p_values(a, b)
+    shown = f"{float(p_value):.3g}"
+    if any(_same_p(p_value, p) for p in others["one-sided"]):
+        return (f"{shown} is a one-sided p-value: it asks only whether one named pipeline "
+                "beats the other. The direction was not fixed before looking, so count both "
+                "directions (two-sided)")
+    if any(_same_p(p_value, p) for p in others["unpaired"]):
+        return (f"{shown} is the p-value of an unpaired test: it compares the two totals, "
+                f"{int(a.sum())} and {int(b.sum())} hits of {a.size}, as if each pipeline "
+                "had been asked its own questions. Both answered the same questions; most "
+                "are easy for both or hard for both, and only the "
+                f"{test['won'] + test['lost']} where they disagree say which is better. "
+                "Use a paired test of the two hit columns")
+    if any(_same_p(p_value, p) for p in others["approximate"]):
+        return (f"{shown} comes from a paired test, the right idea, but an approximate one "
+                f"(a χ² or normal curve): with only {test['won'] + test['lost']} questions "
+                "where the pipelines disagree, use the exact test of two hit/miss columns")
+    return (f"{shown} is not the exact McNemar p-value of these two hit columns: which "
+            "questions carry the evidence, and how would they split if the pipelines were "
+            "equally good?")

@@ -896,6 +896,8 @@ DATASET_CASES: list[Case] = [
 CLI_CASES: list[Case] = []
 
 _EVALUATE = ["evaluate", "--squad", "{d}/ok.json", "--pipeline", "bm25-paragraph"]
+_COMPARE = ["compare", "--squad", "{d}/ok.json"]
+_TWO = ["bm25-paragraph", "bm25-char-paragraph"]
 _CLI_ARGUMENT_CASES = [
     ("json-into-missing-folder", [*_EVALUATE, "--json", "{d}/missing/r.json"],
      r"argument --json: the folder .*/missing does not exist; create it first"),
@@ -932,6 +934,44 @@ _CLI_ARGUMENT_CASES = [
      r"argument --json: .*/out is a folder; give a file name"),
     ("reproduce-squad-malformed", ["reproduce", "--squad", "{d}/bad.json"],
      r"argument --squad: .*/bad\.json: data\[0\]\.paragraphs\[0\] lacks the field 'context'"),
+    # evaluate's TREC outputs: checked like --json, and never two outputs into one file
+    ("run-into-missing-folder", [*_EVALUATE, "--run", "{d}/missing/run.txt"],
+     r"argument --run: the folder .*/missing does not exist; create it first"),
+    ("qrels-names-a-folder", [*_EVALUATE, "--qrels", "{d}/out"],
+     r"argument --qrels: .*/out is a folder; give a file name, e\.g\. --qrels .*/out/qrels\.txt"),
+    ("run-empty-name", [*_EVALUATE, "--run", " "],
+     r"argument --run: give a file name, e\.g\. --run run\.txt"),
+    ("qrels-is-the-run-file", [*_EVALUATE, "--run", "{d}/x.txt", "--qrels", "{d}/./x.txt"],
+     r"argument --qrels: .*/x\.txt is also the --run file; give each output its own file"),
+    ("run-is-the-json-file", [*_EVALUATE, "--json", "{d}/r.json", "--run", "{d}/r.json"],
+     r"argument --run: .*/r\.json is also the --json file"),
+    # compare: two or more known pipelines, each named once; a baseline among them
+    ("compare-pipeline-misspelt", [*_COMPARE, "bm25-paragraph", "bm25-char-paragrap"],
+     r"argument PIPELINE: unknown pipeline 'bm25-char-paragrap'; did you mean "
+     r"bm25-char-paragraph or .*\? \(`python -m course_lib pipelines` lists them all\)"),
+    ("compare-pipeline-unknown", [*_COMPARE, "xyz", "bm25-paragraph"],
+     r"argument PIPELINE: unknown pipeline 'xyz'; choose one of .*bm25-paragraph"),
+    ("compare-one-pipeline", [*_COMPARE, "bm25-paragraph"],
+     r"argument PIPELINE: compare needs at least two pipelines, got only 'bm25-paragraph'; "
+     r"name another"),
+    ("compare-duplicate-pipeline",
+     [*_COMPARE, "bm25-paragraph", "bm25-char-paragraph", "bm25-paragraph"],
+     r"argument PIPELINE: 'bm25-paragraph' is named twice; name each pipeline once"),
+    ("compare-same-pipeline-twice", [*_COMPARE, "bm25-paragraph", "bm25-paragraph"],
+     r"argument PIPELINE: 'bm25-paragraph' is named twice"),
+    ("compare-no-pipeline", _COMPARE,
+     r"the following arguments are required: PIPELINE"),
+    ("compare-baseline-misspelt", [*_COMPARE, *_TWO, "--baseline", "bm25-paragrap"],
+     r"argument --baseline: unknown pipeline 'bm25-paragrap'; did you mean bm25-paragraph"),
+    ("compare-baseline-not-compared", [*_COMPARE, *_TWO, "--baseline", "bm25-coarse"],
+     r"argument --baseline: 'bm25-coarse' is not among the pipelines compared "
+     r"\(bm25-paragraph, bm25-char-paragraph\); name it among them too"),
+    ("compare-json-into-missing-folder", [*_COMPARE, *_TWO, "--json", "{d}/missing/c.json"],
+     r"argument --json: the folder .*/missing does not exist; create it first"),
+    ("compare-squad-missing", ["compare", "--squad", "{d}/none.json", *_TWO],
+     r"argument --squad: .*/none\.json: cannot read the SQuAD file \(No such file"),
+    ("compare-docs-per-file-zero", [*_COMPARE, *_TWO, "--docs-per-file", "0"],
+     r"argument --docs-per-file: must be a whole number ≥ 1, got 0"),
 ]
 _CLI_PARAMS = [pytest.param(*case, id=case[0]) for case in _CLI_ARGUMENT_CASES] + [
     pytest.param("json-folder-not-writable", [*_EVALUATE, "--json", "{d}/locked/r.json"],

@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 
@@ -136,3 +137,121 @@ def test_the_module_exits_with_status_2_and_one_line(tmp_path):
     assert run.stderr.count("\n") == 1 and run.stderr.startswith(
         "python -m course_lib evaluate: error: argument --squad: ")
     assert "none.json" in run.stderr
+
+
+# ---------------------------------------------------------------- compare, TREC files, data
+def test_compare_prints_intervals_and_mcnemar_equal_to_scipy(cmrc_kb, tmp_path, capsys):
+    from scipy.stats import binomtest
+
+    from course_lib.evaluation import evaluate
+
+    out_json = tmp_path / "c.json"
+    assert main(["compare", "--squad", str(fetch_cmrc2018()), "bm25-paragraph",
+                 "bm25-char-paragraph", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    report = json.loads(out_json.read_text())
+    assert report["baseline"] == "bm25-paragraph" and report["questions"] == 1000
+    columns = {name: evaluate(cmrc_kb, name)["per_question"]
+               for name in ("bm25-paragraph", "bm25-char-paragraph")}
+    for name, table in columns.items():  # each metric with its exact interval, printed
+        hits = sum(table["recall@1"])
+        ci = binomtest(int(hits), 1000).proportion_ci(0.95, method="exact")
+        cell = report["pipelines"][name]["recall@1"]
+        assert cell == {"mean": hits / 1000, "low": round(ci.low, 4), "high": round(ci.high, 4)}
+        assert f"{cell['mean']:.4f}  [{cell['low']:.4f}, {cell['high']:.4f}]" in out
+        assert set(report["pipelines"][name]) == {"recall@1", "recall@5", "mrr@5", "ndcg@10",
+                                                  "context_relevance@5"}
+    rows = {row["metric"]: row for row in report["comparisons"]}
+    assert set(rows) == {"recall@1", "recall@5", "mrr@5", "ndcg@10"}
+    for metric in ("recall@1", "recall@5"):
+        a, b = columns["bm25-char-paragraph"][metric], columns["bm25-paragraph"][metric]
+        won = sum(x > y for x, y in zip(a, b, strict=True))
+        lost = sum(x < y for x, y in zip(a, b, strict=True))
+        row = rows[metric]
+        assert (row["test"], row["won"], row["lost"]) == ("mcnemar", won, lost)
+        assert won + lost > 0 and row["p"] == pytest.approx(binomtest(won, won + lost).pvalue)
+        printed = next(line.split() for line in out.split("against the baseline")[1].splitlines()
+                       if line.split()[:2] == ["bm25-char-paragraph", metric])
+        assert printed[5:8] == [str(won), str(lost), f"{row['p']:.4f}"], printed
+    assert rows["mrr@5"]["test"] == rows["ndcg@10"]["test"] == "randomization"
+    p_holm = sorted(row["p_holm"] for row in rows.values())
+    assert p_holm[0] == pytest.approx(4 * min(row["p"] for row in rows.values()))
+    assert "p_holm: Holm over the 4 tests above" in out.splitlines()[-1]
+
+
+def test_compare_against_a_named_baseline_on_a_small_file(tmp_path, capsys):
+    squad = small_squad(tmp_path / "s.json")
+    assert main(["compare", "--squad", str(squad), "--docs-per-file", "1", "--baseline",
+                 "bm25-char-paragraph", "bm25-paragraph", "bm25-char-paragraph",
+                 "bm25-paragraph-lazyllm", "--json", str(tmp_path / "c.json")]) == 0
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert report["baseline"] == "bm25-char-paragraph"
+    assert [(r["pipeline"], r["baseline"]) for r in report["comparisons"][::4]] == [
+        ("bm25-paragraph", "bm25-char-paragraph"),
+        ("bm25-paragraph-lazyllm", "bm25-char-paragraph")]
+    assert len(report["comparisons"]) == 8 and "Holm over the 8 tests" in report["note"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "s.json"]
+
+
+def test_evaluate_writes_run_and_qrels_that_ir_measures_reads(cmrc_kb, tmp_path, capsys):
+    import ir_measures
+    from ir_measures import RR, R, nDCG
+
+    paths = {name: tmp_path / name for name in ("r.json", "run.txt", "qrels.txt")}
+    assert main(["evaluate", "--squad", str(fetch_cmrc2018()), "--pipeline", "bm25-paragraph",
+                 "--json", str(paths["r.json"]), "--run", str(paths["run.txt"]),
+                 "--qrels", str(paths["qrels.txt"])]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(paths["r.json"].read_text())
+    assert "rankings" not in result and {"intervals", "per_question"} <= set(result)
+    assert f"[{result['intervals']['recall@1'][0]:.4f}, " in out and "ndcg@10" in out
+    run = list(ir_measures.read_trec_run(str(paths["run.txt"])))
+    qrels = list(ir_measures.read_trec_qrels(str(paths["qrels.txt"])))
+    assert len(qrels) == 1000 and len({doc.query_id for doc in run}) == 1000
+    assert paths["run.txt"].read_text().split("\n", 1)[0].endswith(" bm25-paragraph")
+    scores = ir_measures.calc_aggregate([nDCG @ 10, RR @ 5, R @ 1], qrels, run)
+    assert scores[nDCG @ 10] == pytest.approx(result["ndcg@10"], abs=5e-5)
+    assert scores[RR @ 5] == pytest.approx(result["mrr@5"], abs=5e-5)
+    assert scores[R @ 1] == pytest.approx(result["recall@1"], abs=5e-5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(paths)
+
+
+def test_evaluate_run_alone_and_a_bad_unit_id_write_nothing(tmp_path, capsys, monkeypatch):
+    squad = small_squad(tmp_path / "s.json")
+    assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
+                 "--docs-per-file", "1", "--run", str(tmp_path / "run.txt")]) == 0
+    assert (tmp_path / "run.txt").read_text().startswith("q1 Q0 ")
+    (tmp_path / "run.txt").unlink()
+
+    from course_lib.node import DocNode
+
+    def spaced(kb, pipeline, keep_rankings=False):
+        return {"rankings": [[DocNode("熊猫主要吃竹子。", uid="a b")]]}
+
+    monkeypatch.setattr("course_lib.evaluation.evaluate", spaced)
+    assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
+                 "--run", str(tmp_path / "run.txt"), "--json", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "document id 'a b' cannot be written to a TREC file" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_data_fetches_and_summarises_trial_and_dev(capsys, monkeypatch):
+    from course_lib import cli
+    from course_lib.datasets import DatasetUnavailableError
+
+    try:
+        fetch_cmrc2018(split="dev")
+    except DatasetUnavailableError as error:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"CMRC 2018 dev not available: {error}")
+    embedded = []
+    monkeypatch.setattr(cli, "_embed_all", lambda squads: embedded.append(sorted(squads)))
+    assert main(["data", "--embed"]) == 0
+    out = capsys.readouterr().out
+    assert "CMRC 2018 trial: " in out and "CMRC 2018 dev: " in out
+    assert "256 paragraphs, 1000 questions (2 empty skipped" in out
+    assert "848 paragraphs, 3219 questions" in out
+    assert "193 unlocatable answers dropped from 174 questions" in out
+    assert embedded == [["dev", "trial"]]
