@@ -20,8 +20,10 @@ from .datasets import KnowledgeBase, Question
 from .embeddings import expected_queries
 from .metrics import context_relevance, is_hit, mrr_at_k, recall_at_k, split_sentences
 from .node import DocNode
-from .pipelines import build_pipeline
-from .ranking import round_score
+from .pipelines import PIPELINES, build_pipeline
+from .ranking import passes, round_score
+from .significance import SEED, interval
+from .trec import trec_measures
 
 KS = (1, 3, 5)
 
@@ -39,16 +41,31 @@ def answer_span_in(unit: DocNode, question: Question, file_text: str) -> bool:
                for s, answer in zip(question.answer_starts, question.answers, strict=True))
 
 
-def score_rankings(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
-                   files: dict[str, str] | None = None, ks: Sequence[int] = KS) -> dict[str, float]:
-    """Average recall@k, MRR@k, context relevance@k (and span recall@k given ``files``)."""
+def per_question(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
+                 files: dict[str, str] | None = None, ks: Sequence[int] = KS,
+                 trec: bool = False) -> dict[str, list[Any]]:
+    """Every metric for every question, as columns in question order — what a *paired*
+    comparison of two runs on the same questions needs (:mod:`course_lib.significance`).
+
+    Columns: ``id``, ``gold_rank`` (1-based rank of the first unit that hits the gold
+    paragraph, ``None`` when none does), then ``recall@k``, ``mrr@k``,
+    ``context_relevance@k`` (and ``span_recall@k`` given ``files``) for each k, and with
+    ``trec=True`` ``ndcg@10`` and ``map@10`` from ``trec_eval`` (:mod:`course_lib.trec`).
+
+    >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")
+    >>> ranking = [DocNode("北京是首都。"), DocNode("长城东起山海关。")]
+    >>> columns = per_question([q], [ranking], ks=(1, 3))
+    >>> columns["gold_rank"], columns["recall@1"], columns["mrr@3"]
+    ([2], [0.0], [0.5])
+    """
     if len(questions) != len(rankings):
         raise ValueError(f"{len(questions)} questions but {len(rankings)} rankings")
     if not questions:
         raise ValueError("no questions to score")
-    totals: dict[str, float] = {}
+    columns: dict[str, list[Any]] = {"id": [q.id for q in questions], "gold_rank": []}
     for question, ranking in zip(questions, rankings, strict=True):
         hits = [is_hit(unit.text, question.paragraph) for unit in ranking]
+        columns["gold_rank"].append(hits.index(True) + 1 if any(hits) else None)
         spans = ([answer_span_in(u, question, files[question.file_name]) for u in ranking]
                  if files is not None else None)
         texts = [unit.text for unit in ranking]
@@ -58,35 +75,87 @@ def score_rankings(questions: Sequence[Question], rankings: Sequence[Sequence[Do
             if spans is not None:
                 row[f"span_recall@{k}"] = recall_at_k(spans, k)
             for key, value in row.items():
-                totals[key] = totals.get(key, 0.0) + value
-    return {key: round(value / len(questions), 4) for key, value in totals.items()}
+                columns.setdefault(key, []).append(value)
+    if trec:
+        columns.update(trec_measures(questions, rankings))
+    return columns
+
+
+def means(columns: dict[str, list[Any]]) -> dict[str, float]:
+    """The mean of every metric column of :func:`per_question` (4 decimals)."""
+    return {key: round(sum(values) / len(values), 4) for key, values in columns.items()
+            if key not in ("id", "gold_rank")}
+
+
+def score_rankings(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
+                   files: dict[str, str] | None = None, ks: Sequence[int] = KS) -> dict[str, float]:
+    """Average recall@k, MRR@k, context relevance@k (and span recall@k given ``files``)."""
+    return means(per_question(questions, rankings, files, ks))
+
+
+def intervals(columns: dict[str, list[Any]], seed: int = SEED) -> dict[str, list[float]]:
+    """A 95 % interval for the mean of every metric column: exact (Clopper–Pearson) for
+    hit/miss columns such as recall@k, a seeded bootstrap over questions for the others
+    (MRR@k, context relevance, nDCG) — :func:`course_lib.significance.interval`."""
+    return {key: [round(x, 4) for x in interval(values, seed=seed)]
+            for key, values in columns.items() if key not in ("id", "gold_rank")}
 
 
 def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
-             ks: Sequence[int] = KS, span_recall: bool | None = None) -> dict[str, Any]:
+             ks: Sequence[int] = KS, span_recall: bool | None = None,
+             keep_rankings: bool = False, base: dict[str, Any] | None = None
+             ) -> dict[str, Any]:
     """Score ``pipeline`` (a registered name or a callable) on ``kb``'s questions.
 
     The returned dict holds ``pipeline``, ``questions``, ``skipped``, ``recall@k``,
     ``mrr@k``, ``context_relevance@k`` for each k, ``span_recall@k`` for chunk
-    pipelines (or when ``span_recall=True``), ``seconds`` (index build included) and
-    ``ms_per_query`` (retrieval only, after the build).
+    pipelines (or when ``span_recall=True``), ``ndcg@10`` and ``map@10`` (by
+    ``trec_eval``, :mod:`course_lib.trec`), ``intervals`` (a 95 % interval per metric,
+    :func:`intervals`), ``per_question`` (:func:`per_question`'s columns, for paired
+    comparisons), ``seconds`` (index build included) and ``ms_per_query`` (retrieval
+    only, after the build). ``keep_rankings=True`` adds the ranked nodes under
+    ``rankings`` (what a TREC run file lists: :func:`course_lib.trec.run_lines`).
+
+    ``base``: for a pipeline registered as a cut-off of another (``cut_off_of``), that
+    other pipeline's result on the same ``kb``, kept with ``keep_rankings=True``; its
+    rankings are cut instead of retrieving (and reranking) again — the same nodes, and
+    ``ms_per_query`` is the base's, since the cut-off itself costs nothing.
     """
     started = time.perf_counter()
     name = pipeline if isinstance(pipeline, str) else getattr(pipeline, "__name__", "custom")
-    if isinstance(pipeline, str):
-        built = build_pipeline(pipeline, kb)
-        retrieve, chunked = built.retrieve, built.chunked
+    spec = PIPELINES.get(pipeline) if isinstance(pipeline, str) else None
+    if base is not None:
+        if spec is None or spec.cut_off_of is None:
+            raise ValueError(f"base: {name!r} is not registered as a cut-off of another "
+                             "pipeline (cut_off_of); evaluate it without base")
+        if base.get("pipeline") != spec.cut_off_of[0] or "rankings" not in base:
+            raise ValueError(f"base: give the result of {spec.cut_off_of[0]!r} on the same "
+                             f"knowledge base, evaluated with keep_rankings=True")
+        cut = spec.cut_off_of[1]
+        rankings = [[node for node in ranking if passes(node.score, cut)]
+                    for ranking in base["rankings"]]
+        chunked, per_query_ms = spec.chunked, base["ms_per_query"]
     else:
-        retrieve, chunked = pipeline, False
+        if isinstance(pipeline, str):
+            built = build_pipeline(pipeline, kb)
+            retrieve, chunked = built.retrieve, built.chunked
+        else:
+            retrieve, chunked = pipeline, False
+        built = time.perf_counter()
+        rankings = [ranking[: max(*ks, 10)] for ranking in retrieve_all(kb, retrieve)]
+        per_query_ms = (time.perf_counter() - built) * 1000 / max(len(kb.questions), 1)
     if span_recall is not None:
         chunked = span_recall
-    built = time.perf_counter()
-    rankings = [ranking[: max(ks)] for ranking in retrieve_all(kb, retrieve)]
-    per_query_ms = (time.perf_counter() - built) * 1000 / max(len(kb.questions), 1)
-    scores = score_rankings(kb.questions, rankings, kb.files if chunked else None, ks)
-    return {"pipeline": name, "questions": len(kb.questions), "skipped": len(kb.skipped),
-            **scores, "seconds": round(time.perf_counter() - started, 2),
-            "ms_per_query": round(per_query_ms, 2)}
+    columns = per_question(kb.questions, [r[: max(ks)] for r in rankings],
+                           kb.files if chunked else None, ks)
+    columns.update(trec_measures(kb.questions, rankings))
+    result = {"pipeline": name, "questions": len(kb.questions), "skipped": len(kb.skipped),
+              **means(columns), "intervals": intervals(columns), "per_question": columns,
+              "seconds": round(time.perf_counter() - started, 2),
+              "ms_per_query": round(per_query_ms, 2)}
+    if keep_rankings:
+        result["rankings"] = rankings
+    return result
 
 
 def format_result(result: dict[str, Any], ks: Sequence[int] = KS, timing: bool = True) -> str:
@@ -123,39 +192,20 @@ def cut_off_sweep(questions: Sequence[Question], rankings: Sequence[Sequence[Doc
     (the share of questions left with nothing — their context relevance counts as 0).
 
     Whether each node hits and how many of its sentences are the gold paragraph's is
-    worked out once; each threshold then only counts.
+    worked out once; each threshold then only counts. The per-question numbers behind
+    each row are :func:`cut_off_columns`'s.
     """
-    if len(questions) != len(rankings):
-        raise ValueError(f"{len(questions)} questions but {len(rankings)} rankings")
-    if not questions:
-        raise ValueError("no questions to score")
-    # per question, per node of its top k: (score, hits?, gold sentences, sentences)
-    units = []
-    for question, ranking in zip(questions, rankings, strict=True):
-        gold = set(split_sentences([question.paragraph]))
-        rows = []
-        for node in ranking[:k]:
-            sentences = split_sentences([node.text])
-            score = None if node.score is None else round_score(node.score)
-            rows.append((score, is_hit(node.text, question.paragraph),
-                         sum(s in gold for s in sentences), len(sentences)))
-        units.append(rows)
+    units = _cut_off_units(questions, rankings, k)
     sweep = []
     for threshold in thresholds:
-        recall = relevance = 0.0
-        kept_total = empty = 0
-        cut = None if threshold is None else round_score(threshold)
-        for rows in units:  # kept: what ranking.passes keeps (scores compared rounded)
-            kept = [row for row in rows if cut is None or (row[0] is not None and row[0] > cut)]
-            recall += 1.0 if any(row[1] for row in kept) else 0.0
-            sentences = sum(row[3] for row in kept)
-            relevance += sum(row[2] for row in kept) / sentences if sentences else 0.0
-            kept_total += len(kept)
-            empty += not kept
+        columns = _kept_columns(units, threshold, k)
         n = len(units)
-        sweep.append({"cut_off": threshold, f"recall@{k}": round(recall / n, 4),
-                      f"context_relevance@{k}": round(relevance / n, 4),
-                      "mean_kept": round(kept_total / n, 3), "empty": round(empty / n, 4)})
+        sweep.append({"cut_off": threshold,
+                      f"recall@{k}": round(sum(columns[f"recall@{k}"]) / n, 4),
+                      f"context_relevance@{k}": round(sum(columns[f"context_relevance@{k}"]) / n,
+                                                      4),
+                      "mean_kept": round(sum(columns["kept"]) / n, 3),
+                      "empty": round(sum(not kept for kept in columns["kept"]) / n, 4)})
     return sweep
 
 
@@ -237,3 +287,60 @@ def scores_by_hit(questions: Sequence[Question], rankings: Sequence[Sequence[Doc
                     "other paragraphs"
                 split[key].append(node.score)
     return split
+
+
+# ---------------------------------------------------------------- a cut-off, per question
+def _cut_off_units(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
+                   k: int) -> list[list[tuple[float | None, bool, int, int]]]:
+    """Per question, per node of its top ``k``: (score rounded, hits?, gold sentences,
+    sentences) — what any cut-off needs, worked out once."""
+    if len(questions) != len(rankings):
+        raise ValueError(f"{len(questions)} questions but {len(rankings)} rankings")
+    if not questions:
+        raise ValueError("no questions to score")
+    units = []
+    for question, ranking in zip(questions, rankings, strict=True):
+        gold = set(split_sentences([question.paragraph]))
+        rows = []
+        for node in ranking[:k]:
+            sentences = split_sentences([node.text])
+            score = None if node.score is None else round_score(node.score)
+            rows.append((score, is_hit(node.text, question.paragraph),
+                         sum(s in gold for s in sentences), len(sentences)))
+        units.append(rows)
+    return units
+
+
+def _kept_columns(units: list[list[tuple[float | None, bool, int, int]]],
+                  threshold: float | None, k: int) -> dict[str, list[float]]:
+    """The per-question columns of :func:`cut_off_columns` from :func:`_cut_off_units`."""
+    columns: dict[str, list[float]] = {f"recall@{k}": [], f"context_relevance@{k}": [],
+                                       "kept": []}
+    cut = None if threshold is None else round_score(threshold)
+    for rows in units:  # kept: what ranking.passes keeps (scores compared rounded)
+        kept = [row for row in rows if cut is None or (row[0] is not None and row[0] > cut)]
+        sentences = sum(row[3] for row in kept)
+        columns[f"recall@{k}"].append(1.0 if any(row[1] for row in kept) else 0.0)
+        columns[f"context_relevance@{k}"].append(
+            sum(row[2] for row in kept) / sentences if sentences else 0.0)
+        columns["kept"].append(len(kept))
+    return columns
+
+
+def cut_off_columns(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
+                    threshold: float | None, k: int = 5) -> dict[str, list[float]]:
+    """Per question, what keeping only scores strictly above ``threshold`` leaves:
+    ``recall@k`` (1.0 or 0.0), ``context_relevance@k`` (0.0 for a question left with
+    nothing) and ``kept`` (nodes kept), in question order.
+
+    :func:`cut_off_sweep` gives only the means over questions; these columns are what an
+    interval (:func:`course_lib.significance.interval`) or a paired comparison of two
+    cut-offs on the same questions (:func:`course_lib.significance.compare_pair`) needs.
+    Their means are exactly the sweep's row for ``threshold``.
+
+    >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")
+    >>> ranking = [DocNode("长城东起山海关。", score=0.9), DocNode("北京是首都。", score=0.8)]
+    >>> cut_off_columns([q, q], [ranking, ranking[1:]], 0.85)
+    {'recall@5': [1.0, 0.0], 'context_relevance@5': [1.0, 0.0], 'kept': [1, 0]}
+    """
+    return _kept_columns(_cut_off_units(questions, rankings, k), threshold, k)

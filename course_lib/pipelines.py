@@ -30,6 +30,11 @@ class Pipeline:
     description: str
     build: Callable[[KnowledgeBase], Retrieve]
     chunked: bool = False  # units are chunks of a file: report answer-span recall too
+    # (base pipeline, cut-off): this pipeline returns exactly the base's results whose
+    # score is above the cut-off (a cut-off keeps a prefix of a ranked list, so cutting
+    # before or after the top k is the same), which lets an evaluation reuse the base's
+    # rankings instead of retrieving and reranking again (:mod:`course_lib.reproduce`).
+    cut_off_of: tuple[str, float] | None = None
 
 
 @dataclass
@@ -41,12 +46,14 @@ class BuiltPipeline:
 PIPELINES: dict[str, Pipeline] = {}
 
 
-def register_pipeline(name: str, description: str, chunked: bool = False):
-    """Decorator: register ``build(kb) -> retrieve`` under ``name``."""
+def register_pipeline(name: str, description: str, chunked: bool = False,
+                      cut_off_of: tuple[str, float] | None = None):
+    """Decorator: register ``build(kb) -> retrieve`` under ``name`` (``cut_off_of``: see
+    :class:`Pipeline`)."""
     def register(build: Callable[[KnowledgeBase], Retrieve]) -> Callable[[KnowledgeBase], Retrieve]:
         if name in PIPELINES:
             raise ValueError(f"pipeline {name!r} is already registered")
-        PIPELINES[name] = Pipeline(name, description, build, chunked)
+        PIPELINES[name] = Pipeline(name, description, build, chunked, cut_off_of)
         return build
     return register
 
@@ -184,14 +191,16 @@ def _cosine_paragraph_use(kb: KnowledgeBase) -> Retrieve:
 
 
 @register_pipeline("cosine-paragraph-cutoff", f"cosine-paragraph keeping only scores above "
-                   f"{COSINE_CUT_OFF} (e5's scale)")
+                   f"{COSINE_CUT_OFF} (e5's scale)",
+                   cut_off_of=("cosine-paragraph", COSINE_CUT_OFF))
 def _cosine_paragraph_cutoff(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb, embed=True), "paragraph", "cosine", topk=TOPK,
                      similarity_cut_off=COSINE_CUT_OFF)
 
 
 @register_pipeline("cosine-paragraph-use-cutoff", f"cosine-paragraph-use keeping only scores "
-                   f"above {USE_COSINE_CUT_OFF} (USE's scale)")
+                   f"above {USE_COSINE_CUT_OFF} (USE's scale)",
+                   cut_off_of=("cosine-paragraph-use", USE_COSINE_CUT_OFF))
 def _cosine_paragraph_use_cutoff(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb, embed="use"), "paragraph", "cosine",
                      topk=TOPK, similarity_cut_off=USE_COSINE_CUT_OFF)
@@ -220,7 +229,8 @@ def _multipath_rerank(kb: KnowledgeBase) -> Retrieve:
 
 
 @register_pipeline("multipath-rerank-cutoff", f"multipath-rerank keeping only candidates whose "
-                   f"reranker score (mean z-score) is above {RERANK_CUT_OFF}")
+                   f"reranker score (mean z-score) is above {RERANK_CUT_OFF}",
+                   cut_off_of=("multipath-rerank", RERANK_CUT_OFF))
 def _multipath_rerank_cutoff(kb: KnowledgeBase) -> Retrieve:
     doc = knowledge_base_document(kb, embed=True)
     return rerank_after(MultiRetriever(paragraph_paths(doc)),
@@ -291,21 +301,37 @@ def _bm25_expansion(kb: KnowledgeBase) -> Retrieve:
 
 def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | None = None,
                 context_size: int = 3, score_cut_off: float | None = None,
-                answerability: object | None = None) -> object:
+                answerability: object | None = None, qa_pairs: object = "offline",
+                dedupe: bool = False) -> object:
     """The chapter's final system on the knowledge base: paragraph BM25 (words and
     characters) and coarse-chunk cosine in parallel, union, offline reranker, plus a
-    QA-pair path (offline cloze pairs) that bypasses the reranker; then ``llm`` answers
-    (default: the configured model, or the offline stand-in). ``score_cut_off`` drops
-    candidates the reranker does not rate clearly above the pool (see notebook 08).
+    QA-pair path that bypasses the reranker; then ``llm`` answers (default: the
+    configured model, or the offline stand-in). ``rewrite`` (``None``, ``"expand"`` or
+    ``"multi"``) adds queries that ``llm`` rewrites (:class:`~course_lib.rag.MultiPathRAG`).
+    ``score_cut_off`` drops candidates the reranker does not rate clearly above the pool
+    (see notebook 08).
+
+    ``qa_pairs``: ``"offline"`` (the default) — pairs the offline stand-in writes from each
+    paragraph (a sentence with a word blanked out, that word the answer); a list of
+    questions of ``kb`` — stored as an FAQ of real question-answer pairs, each filed under
+    its gold paragraph (:func:`~course_lib.related.question_bank`); a matched stored pair
+    then brings that paragraph into the context too (``qa_parents``); ``None`` — no QA
+    path. Either path is BM25 on jieba words, top 1, score above 10.0.
+
+    ``dedupe=True`` counts a text once in the context: a paragraph inside a coarse chunk
+    that is also there is dropped and the next candidate takes its place
+    (:func:`~course_lib.rag.drop_contained`).
 
     ``answerability``: ``None`` (always answer), a fitted
     :class:`~course_lib.answerability.AnswerabilityDetector`, or ``True`` to fit one on
     ``kb`` now (:func:`~course_lib.answerability.fit_detector`, a few seconds); the system
     then declines when the knowledge base does not seem to hold the answer (notebook 12).
     """
+    from .datasets import Question
     from .llm import OfflineLLM, get_llm
     from .llm_groups import LLMParser
     from .rag import MultiPathRAG
+    from .related import question_bank
 
     if answerability is True:
         from .answerability import fit_detector
@@ -313,17 +339,34 @@ def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | Non
         answerability = fit_detector(kb)
     elif answerability is False:
         answerability = None
-    doc = knowledge_base_document(kb, embed=True)
-    doc.create_node_group("qapair", parent="paragraph",
-                          transform=LLMParser(OfflineLLM(), task_type="qa"))
+    stored = None
+    if isinstance(qa_pairs, (list, tuple)) and all(isinstance(q, Question) for q in qa_pairs):
+        stored = list(qa_pairs)
+        if not stored:
+            raise ValueError("qa_pairs is an empty list: give the questions to store, "
+                             "'offline' for the offline pairs, or None for no QA path")
+    elif qa_pairs not in (None, "offline"):
+        raise ValueError(f"qa_pairs must be 'offline', None or a list of questions of the "
+                         f"knowledge base to store (e.g. kb.questions[::2]), got {qa_pairs!r:.60}")
+    if stored is not None:
+        doc = question_bank(kb, group="qapair", embed=True, questions=stored)
+    else:
+        doc = knowledge_base_document(kb, embed=True)
+        if qa_pairs == "offline":
+            doc.create_node_group("qapair", parent="paragraph",
+                                  transform=LLMParser(OfflineLLM(), task_type="qa"))
     paths = {"bm25 words": Retriever(doc, "paragraph", "bm25_chinese", topk=WIDE),
              "bm25 characters": Retriever(doc, "paragraph", "bm25_char", topk=WIDE),
              "coarse chunks, cosine": Retriever(doc, "CoarseChunk", "cosine", topk=5)}
     features = FeatureReranker()
     features.prepare([n.text for g in ("paragraph", "CoarseChunk") for n in doc.get_nodes(g)])
-    reranker = Reranker("ModuleReranker", model=features, topk=context_size,
-                        score_cut_off=score_cut_off)
-    qa_path = Retriever(doc, "qapair", "bm25_chinese", topk=1, similarity_cut_off=10.0)
+    # With dedupe the reranker hands back every candidate: a dropped duplicate's place
+    # goes to the next one (MultiPathRAG cuts to context_size).
+    reranker = Reranker("ModuleReranker", model=features,
+                        topk=None if dedupe else context_size, score_cut_off=score_cut_off)
+    qa_path = (None if qa_pairs is None else
+               Retriever(doc, "qapair", "bm25_chinese", topk=1, similarity_cut_off=10.0))
     return MultiPathRAG(paths, llm=llm or get_llm(), reranker=reranker, qa_path=qa_path,
                         rewrite=rewrite, context_size=context_size,
-                        answerability=answerability)
+                        answerability=answerability, qa_parents=stored is not None,
+                        dedupe=dedupe)

@@ -11,6 +11,12 @@ the system first asks whether the reranked candidates hold the answer at all; wh
 detector says no, it declines with :data:`DECLINED` instead of calling the LLM, and the
 result carries the detector's verdict (its signals and best candidate) as evidence.
 
+Measuring it (notebook 09): :func:`measure_system` asks a system questions and keeps one
+column per measure (gold paragraph in the context, gold span in the answer, characters
+read); :func:`ablations` makes the copies with one part switched off;
+:func:`ablation_table` tests each against the full system, paired, with Holm's correction.
+:func:`split_stored_asked` keeps the questions stored as FAQ pairs apart from those asked.
+
 >>> from course_lib.llm import OfflineLLM
 >>> nodes = [DocNode("龙井属于绿茶，普洱属于黑茶。", uid="tea")]
 >>> rag = MultiPathRAG({"all": lambda q: nodes}, llm=OfflineLLM())
@@ -26,19 +32,22 @@ result carries the detector's verdict (its signals and best candidate) as eviden
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .datasets import Question
 from .fusion import MultiRetriever, check_path_result, union
 from .llm import ChatLLM, Reply, get_llm
 from .node import DocNode
 from .offline_llm import split_sentences
 from .rerank import Reranker
-from .validation import check_int, validate_query
+from .significance import SEED
+from .validation import check_int, check_number, validate_query
 
 Retrieve = Callable[[str], list[DocNode]]
 # What a system says instead of answering when the knowledge base lacks the answer.
@@ -66,7 +75,15 @@ class MultiPathRAG:
 
     ``qa_path`` (optional) retrieves question-answer nodes; they skip the reranker and
     are put first in the context, since a matched question is the strongest evidence.
+    With ``qa_parents=True`` each matched pair brings the node it was filed under (its
+    paragraph) right after it, also past the reranker: a stored question points to the
+    passage it was asked about, which may answer the user's question when the stored
+    answer does not.
     ``rewrite`` = ``None`` | ``"expand"`` | ``"multi"`` adds rewritten queries.
+    ``dedupe=True`` counts each text once: a piece whose text lies inside another piece
+    (a paragraph inside the coarse chunk that holds it) is dropped before the context is
+    cut to ``context_size`` (:func:`drop_contained`), so its place goes to the next
+    candidate.
     ``answerability`` (optional) is called as ``answerability(question, ranked)`` on the
     reranked candidates (not the QA pairs, which are sentences of those paragraphs with a
     word blanked out) and returns a verdict with ``.answerable``; when that is false the
@@ -76,7 +93,8 @@ class MultiPathRAG:
     def __init__(self, paths: dict[str, Retrieve], llm: ChatLLM | None = None,
                  reranker: Reranker | None = None, qa_path: Retrieve | None = None,
                  rewrite: str | None = None, context_size: int = 5, max_workers: int = 0,
-                 answerability: Callable[[str, list[DocNode]], Any] | None = None) -> None:
+                 answerability: Callable[[str, list[DocNode]], Any] | None = None,
+                 qa_parents: bool = False, dedupe: bool = False) -> None:
         if rewrite not in (None, "expand", "multi"):
             raise ValueError(f"rewrite must be None, 'expand' or 'multi', got {rewrite!r}")
         context_size = check_int(context_size, "context_size", low=1)
@@ -101,6 +119,10 @@ class MultiPathRAG:
         self.reranker, self.qa_path, self.rewrite = reranker, qa_path, rewrite
         self.context_size = context_size
         self.answerability = answerability
+        for name, flag in (("qa_parents", qa_parents), ("dedupe", dedupe)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        self.qa_parents, self.dedupe = qa_parents, dedupe
 
     def queries(self, question: str, first_hits: Sequence[DocNode]) -> list[str]:
         context = [n.text for n in first_hits[:1]]
@@ -114,10 +136,11 @@ class MultiPathRAG:
         first = self.retriever(question)
         queries = self.queries(question, first)
         candidates = union([first] + [self.retriever(q) for q in queries[1:]])
-        if self.reranker is not None:
-            ranked = self.reranker(candidates, query=question)[: self.context_size]
-        else:
-            ranked = candidates[: self.context_size]
+        ranked = (self.reranker(candidates, query=question) if self.reranker is not None
+                  else candidates)
+        if self.dedupe:
+            ranked = drop_contained(ranked, limit=self.context_size)
+        ranked = ranked[: self.context_size]
         qa_hits = []
         if self.qa_path is not None:
             found = check_path_result("qa pairs", self.qa_path, self.qa_path(question))
@@ -130,7 +153,18 @@ class MultiPathRAG:
         started = time.perf_counter()
         validate_query(question)
         ranked, qa_hits, queries = self.retrieve(question)
-        contexts = union([qa_hits, ranked])
+        qa_part = qa_hits
+        if self.qa_parents:
+            qa_part = []
+            for hit in qa_hits:
+                qa_part.append(hit)
+                if hit.parent is not None:
+                    source = copy.copy(hit.parent)
+                    source.score, source.found_by = hit.score, dict(hit.found_by)
+                    qa_part.append(source)
+        contexts = union([qa_part, ranked])
+        if self.dedupe:
+            contexts = drop_contained(contexts)
         verdict = self.check_answerable(question, ranked)
         declined = verdict is not None and not verdict.answerable
         if declined:  # no LLM call: nothing it could say would come from the knowledge base
@@ -168,3 +202,320 @@ def llm_context_recall(llm: ChatLLM, reference: str, contexts: Sequence[str]) ->
     if not statements:
         raise ValueError("reference is empty: nothing to check against the contexts")
     return sum(llm.supported(s, contexts) for s in statements) / len(statements)
+
+
+# ---------------------------------------------------------------- context hygiene
+def drop_contained(nodes: Sequence[DocNode], limit: int | None = None) -> list[DocNode]:
+    """Each piece of text once, best first: a node whose content (``get_content()``, what
+    the generator reads) lies inside a node already kept is dropped; a node that contains
+    kept ones replaces them, at the best of their places. Identical contents: the first
+    is kept. ``limit`` stops once that many pieces are kept (later nodes are not looked
+    at). A kept node that absorbed others is a copy whose ``found_by`` also names the
+    paths that found them (each path's best rank): their text is in it. The nodes given
+    are not changed.
+
+    Why the larger piece stays: it holds all of the smaller one, so the context loses no
+    text and holds none twice; what it costs is characters (:func:`measure_system`
+    counts them). In :class:`MultiPathRAG` (``dedupe=True``) this runs on the reranked
+    candidates before the cut to ``context_size``, so a dropped duplicate's place goes to
+    the next candidate.
+
+    >>> paragraph = DocNode("长城东起山海关。", uid="p")
+    >>> chunk = DocNode("序。长城东起山海关。西至嘉峪关。", uid="c")
+    >>> other = DocNode("故宫在北京。", uid="o")
+    >>> [n.uid for n in drop_contained([paragraph, other, chunk])]
+    ['c', 'o']
+    >>> [n.uid for n in drop_contained([chunk, other, paragraph], limit=1)]
+    ['c']
+    >>> paragraph.found_by, chunk.found_by = {"bm25": 1}, {"cosine": 2}
+    >>> drop_contained([paragraph, chunk])[0].found_by
+    {'cosine': 2, 'bm25': 1}
+    """
+    if limit is not None:
+        limit = check_int(limit, "limit", low=1)
+    kept: list[DocNode] = []
+    texts: list[str] = []
+    for node in nodes:
+        if limit is not None and len(kept) >= limit:
+            break
+        if not isinstance(node, DocNode):
+            raise TypeError(f"drop_contained takes DocNodes, got {type(node).__name__}")
+        text = node.get_content()
+        holder = next((i for i, seen in enumerate(texts) if text in seen), None)
+        if holder is not None:
+            kept[holder] = _absorb(kept[holder], [node])
+            continue
+        inside = [i for i, seen in enumerate(texts) if seen in text]
+        if inside:
+            node = _absorb(node, [kept[i] for i in inside])
+        place = inside[0] if inside else len(kept)
+        for i in reversed(inside):
+            del kept[i], texts[i]
+        kept.insert(place, node)
+        texts.insert(place, text)
+    return kept
+
+
+def _absorb(container: DocNode, absorbed: Sequence[DocNode]) -> DocNode:
+    """A copy of ``container`` whose ``found_by`` adds the paths that found ``absorbed``."""
+    found_by = dict(container.found_by)
+    for node in absorbed:
+        for path, rank in node.found_by.items():
+            found_by[path] = min(rank, found_by.get(path, rank))
+    if found_by == container.found_by:
+        return container
+    merged = copy.copy(container)
+    merged.found_by = found_by
+    return merged
+
+
+# ---------------------------------------------------------------- measuring a system
+def split_stored_asked(questions: Sequence[Question], seed: int = SEED,
+                       stored_share: float = 0.5) -> tuple[list[Question], list[Question]]:
+    """Split labelled questions into a *stored* part (an FAQ: their question-answer pairs
+    go into the knowledge base, :func:`course_lib.related.question_bank`) and an *asked*
+    part (what users ask, what a measurement scores): a seeded shuffle of all the
+    questions, the first ``stored_share`` of it stored. Both keep the input order.
+
+    By question, not by paragraph: a paragraph may have questions on both sides (a user
+    asks something else about a passage whose other questions are in the FAQ) or on one
+    side only (the FAQ does not cover every passage). A stored question is never asked,
+    since asking it would be looking the answer up.
+
+    >>> from course_lib.datasets import Question
+    >>> qs = [Question(f"q{i}", f"问题{i}？", ["x"], [0], "p", "x") for i in range(6)]
+    >>> stored, asked = split_stored_asked(qs)
+    >>> len(stored), len(asked), {q.id for q in stored} & {q.id for q in asked}
+    (3, 3, set())
+    """
+    share = check_number(stored_share, "stored_share", low=0, high=1)
+    questions = list(questions)
+    if not all(isinstance(q, Question) for q in questions):
+        raise TypeError("questions must be Question objects (e.g. kb.questions)")
+    n_stored = round(share * len(questions))
+    if not 0 < n_stored < len(questions):
+        raise ValueError(f"stored_share={stored_share} of {len(questions)} questions leaves "
+                         f"one part empty: both the stored and the asked part need questions")
+    order = np.random.default_rng(seed).permutation(len(questions))
+    stored_at = set(order[:n_stored].tolist())
+    return ([q for i, q in enumerate(questions) if i in stored_at],
+            [q for i, q in enumerate(questions) if i not in stored_at])
+
+
+def measure_system(system: MultiPathRAG, questions: Sequence[Question],
+                   keep_answers: bool = False) -> dict[str, list[Any]]:
+    """Ask ``system`` every question; one column per measure, in question order — what a
+    paired comparison of two systems on the same questions needs
+    (:func:`ablation_table`, :mod:`course_lib.significance`).
+
+    Columns: ``id``; ``gold_in_context`` (1 when a piece of the context holds the gold
+    paragraph whole: the paragraph, or a chunk containing it); ``answer_contains_gold``
+    (1 when the answer contains a gold answer span, :func:`answer_contains`);
+    ``context_chars`` (characters handed to the generator: every piece's
+    ``get_content()``) and ``context_pieces``; with ``keep_answers=True`` also
+    ``answer``, the :class:`RAGAnswer` objects.
+
+    The questions (and, for a system that rewrites, their rewrites) are announced to the
+    embedding cache first, so a dense path embeds them in batches and keeps them on disk.
+
+    >>> from course_lib.llm import OfflineLLM
+    >>> from course_lib.datasets import Question
+    >>> tea = DocNode("龙井属于绿茶，普洱属于黑茶。", uid="tea")
+    >>> rag = MultiPathRAG({"all": lambda q: [tea]}, llm=OfflineLLM())
+    >>> q = Question("q1", "普洱属于哪一类茶？", ["黑茶"], [11], "p1", tea.text)
+    >>> columns = measure_system(rag, [q])
+    >>> columns["gold_in_context"], columns["answer_contains_gold"], columns["context_chars"]
+    ([1], [1], [14])
+    """
+    from .embeddings import expected_queries
+
+    questions = list(questions)
+    if not questions:
+        raise ValueError("no questions to ask")
+    if not all(isinstance(q, Question) for q in questions):
+        raise TypeError("questions must be Question objects (e.g. kb.questions)")
+    if not callable(getattr(system, "ask", None)):
+        raise TypeError(f"system must have .ask(question) -> RAGAnswer (a MultiPathRAG, "
+                        f"e.g. chapter_rag(kb)), got {type(system).__name__}")
+    asked = [q.question for q in questions]
+    with expected_queries(asked):
+        rewrites: list[str] = []
+        if isinstance(system, MultiPathRAG) and system.rewrite is not None:
+            rewrites = [r for text in asked
+                        for r in system.queries(text, system.retriever(text))[1:]]
+        with expected_queries(rewrites):
+            results = [system.ask(text) for text in asked]
+    columns: dict[str, list[Any]] = {"id": [q.id for q in questions], "gold_in_context": [],
+                                     "answer_contains_gold": [], "context_chars": [],
+                                     "context_pieces": []}
+    for question, result in zip(questions, results, strict=True):
+        columns["gold_in_context"].append(
+            int(any(question.paragraph in node.text for node in result.contexts)))
+        columns["answer_contains_gold"].append(
+            int(answer_contains(str(result.answer), question.answers)))
+        columns["context_chars"].append(sum(len(n.get_content()) for n in result.contexts))
+        columns["context_pieces"].append(len(result.contexts))
+    if keep_answers:
+        columns["answer"] = results
+    return columns
+
+
+class _SharedPath:
+    """A retrieval path whose results are remembered per query (for :func:`ablations`)."""
+
+    def __init__(self, path: Retrieve) -> None:
+        self.path, self.memo = path, {}
+
+    def __call__(self, query: str) -> list[DocNode]:
+        if query not in self.memo:
+            self.memo[query] = self.path(query)
+        return list(self.memo[query])
+
+    def __getattr__(self, name: str) -> Any:  # topk, group_name, ... of the path
+        inner = self.__dict__.get("path")
+        if inner is None:  # not set up yet (a copy being made)
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+
+class _SharedReranker:
+    """A reranker whose orderings are remembered per query and candidate list."""
+
+    def __init__(self, reranker: Callable[..., list[DocNode]]) -> None:
+        self.reranker, self.memo = reranker, {}
+
+    def __call__(self, nodes: Sequence[DocNode], query: str) -> list[DocNode]:
+        key = (query, tuple((n.uid, tuple(n.found_by.items())) for n in nodes))
+        if key not in self.memo:
+            self.memo[key] = self.reranker(nodes, query=query)
+        return list(self.memo[key])
+
+    def __getattr__(self, name: str) -> Any:  # topk, scorer, ... of the reranker
+        inner = self.__dict__.get("reranker")
+        if inner is None:  # not set up yet (a copy being made)
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+
+FULL_SYSTEM = "full system"
+
+
+def ablations(system: MultiPathRAG, rewrite: str | None = "expand") -> dict[str, MultiPathRAG]:
+    """``system`` and copies of it with one component switched off in turn: each
+    retrieval path (``"without <path>"``), the reranker, the QA path (when it has one),
+    the context's deduplication (when on); and the rewriter switched on as ``rewrite``
+    (``"with rewrite 'expand'"``) — or off, when ``system`` already rewrites. The first
+    entry, :data:`FULL_SYSTEM`, is ``system`` itself (the baseline of
+    :func:`ablation_table`).
+
+    The copies share one memo of each path's results and of the reranker's orderings (per
+    query and candidate list), so work two of them have in common is done once; each
+    answers exactly as it would alone. ``system`` is not changed.
+
+    >>> from course_lib.llm import OfflineLLM
+    >>> tea = DocNode("龙井属于绿茶。", uid="tea")
+    >>> rag = MultiPathRAG({"a": lambda q: [tea], "b": lambda q: []}, llm=OfflineLLM())
+    >>> list(ablations(rag))
+    ['full system', 'without a', 'without b', "with rewrite 'expand'"]
+    """
+    if not isinstance(system, MultiPathRAG):
+        raise TypeError(f"system must be a MultiPathRAG (e.g. chapter_rag(kb)), got "
+                        f"{type(system).__name__}")
+    if rewrite not in (None, "expand", "multi"):
+        raise ValueError(f"rewrite must be None, 'expand' or 'multi', got {rewrite!r}")
+    paths = {name: _SharedPath(path) for name, path in system.retriever.paths.items()}
+    shared = copy.copy(system)
+    retriever = system.retriever
+
+    def with_paths(chosen: dict[str, Any]) -> MultiRetriever:
+        return MultiRetriever(chosen, fusion=retriever.fusion, max_workers=retriever.max_workers,
+                              topk=retriever.topk)
+
+    shared.retriever = with_paths(paths)
+    if system.reranker is not None:
+        shared.reranker = _SharedReranker(system.reranker)
+    if system.qa_path is not None:
+        shared.qa_path = _SharedPath(system.qa_path)
+
+    def variant(**changes: Any) -> MultiPathRAG:
+        copied = copy.copy(shared)
+        for name, value in changes.items():
+            setattr(copied, name, value)
+        return copied
+
+    systems = {FULL_SYSTEM: shared}
+    if len(paths) > 1:
+        for name in paths:
+            systems[f"without {name}"] = variant(retriever=with_paths(
+                {other: path for other, path in paths.items() if other != name}))
+    if system.reranker is not None:
+        systems["without the reranker"] = variant(reranker=None)
+    if system.qa_path is not None:
+        systems["without the QA path"] = variant(qa_path=None)
+    if system.dedupe:
+        systems["without dedupe"] = variant(dedupe=False)
+    if system.rewrite is not None:
+        systems["without the rewriter"] = variant(rewrite=None)
+    elif rewrite is not None:
+        systems[f"with rewrite {rewrite!r}"] = variant(rewrite=rewrite)
+    return systems
+
+
+ABLATION_MEASURES = ("gold_in_context", "answer_contains_gold")
+
+
+def ablation_table(columns: Mapping[str, Mapping[str, Sequence[Any]]],
+                   baseline: str | None = None,
+                   measures: Sequence[str] = ABLATION_MEASURES) -> dict[str, Any]:
+    """Each system against the baseline (the first one unless ``baseline`` names another),
+    paired, on every measure: :func:`course_lib.comparison.compare_results` on the
+    :func:`measure_system` columns — the difference ``system − baseline`` with its 95 %
+    interval, won/lost questions, the exact McNemar p, the Holm-adjusted p over all the
+    table's comparisons, and the verdict it has earned — plus ``context``: each system's
+    mean pieces and characters of context per question.
+
+    >>> cols = {"full": {"id": [1, 2, 3], "gold_in_context": [1, 1, 1],
+    ...                  "context_chars": [10, 20, 30], "context_pieces": [1, 1, 1]},
+    ...         "lean": {"id": [1, 2, 3], "gold_in_context": [1, 0, 1],
+    ...                  "context_chars": [5, 5, 5], "context_pieces": [1, 1, 1]}}
+    >>> report = ablation_table(cols, measures=["gold_in_context"])
+    >>> row = report["comparisons"][0]
+    >>> row["pipeline"], round(row["difference"], 4), row["lost"], row["verdict"]
+    ('lean', -0.3333, 1, 'no detectable difference')
+    >>> report["context"]["lean"]
+    {'pieces': 1.0, 'chars': 5.0}
+    """
+    from .comparison import compare_results
+
+    measures = list(measures)
+    report = compare_results({name: {"per_question": table} for name, table in columns.items()},
+                             baseline, metrics=measures, tested=measures)
+    report["context"] = {}
+    for name, table in columns.items():
+        for key in ("context_pieces", "context_chars"):
+            if key not in table:
+                raise ValueError(f"system {name!r} has no {key!r} column; pass what "
+                                 f"measure_system returns")
+        report["context"][name] = {
+            "pieces": round(float(np.mean(table["context_pieces"])), 2),
+            "chars": round(float(np.mean(table["context_chars"])), 1)}
+    return report
+
+
+def format_ablation_table(report: Mapping[str, Any]) -> str:
+    """:func:`ablation_table`'s report as text: the comparison tables
+    (:func:`course_lib.comparison.format_comparison`), then the context each system hands
+    the generator (mean per question) and its change against the baseline."""
+    from .comparison import format_comparison
+
+    context = report["context"]
+    width = max(len("system"), *(len(name) for name in context))
+    base = context[report["baseline"]]
+    lines = [format_comparison(report), "",
+             "context handed to the generator (mean per question)",
+             f"{'system':<{width}}  {'pieces':>6}  {'characters':>10}  {'change':>7}"]
+    for name, row in context.items():
+        change = "" if name == report["baseline"] else f"{row['chars'] - base['chars']:+7.1f}"
+        lines.append(f"{name:<{width}}  {row['pieces']:>6.2f}  {row['chars']:>10.1f}  "
+                     f"{change:>7}")
+    return "\n".join(lines)

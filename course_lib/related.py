@@ -37,9 +37,10 @@ under their gold paragraphs, and the check counts recommendations from the same 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from .datasets import KnowledgeBase
+from .datasets import KnowledgeBase, Question
 from .document import Document
 from .llm_groups import QADocNode
 from .node import DocNode
@@ -51,8 +52,8 @@ __all__ = ["question_bank", "related_questions", "same_paragraph_rates"]
 BANK_GROUP = "stored_qa"
 
 
-def question_bank(kb: KnowledgeBase, group: str = BANK_GROUP,
-                  embed: bool | str = False) -> Document:
+def question_bank(kb: KnowledgeBase, group: str = BANK_GROUP, embed: bool | str = False,
+                  questions: Sequence[Question] | None = None) -> Document:
     """The knowledge base's document (``paragraph`` group, see
     :func:`~course_lib.pipelines.knowledge_base_document`) with CMRC's own questions as
     stored QA pairs: group ``group`` under ``paragraph``, one
@@ -60,13 +61,23 @@ def question_bank(kb: KnowledgeBase, group: str = BANK_GROUP,
     answer the first gold answer — filed under its gold paragraph, with metadata
     ``question_id`` and ``paragraph_id`` (and the file's, inherited).
 
+    ``questions`` stores only those (questions of ``kb``; default: all of them) — e.g.
+    the stored half of a split, so that the other half can be asked without asking a
+    stored question (:func:`course_lib.rag.split_stored_asked`).
+
     Built in memory from the data on this machine; nothing is written.
     """
     from .pipelines import knowledge_base_document
 
     doc = knowledge_base_document(kb, embed=embed)
+    if questions is None:
+        questions = kb.questions
+    elif isinstance(questions, (str, bytes)) or not all(isinstance(q, Question)
+                                                         for q in questions):
+        raise TypeError("questions must be a list of Question objects of the knowledge base "
+                        "(e.g. kb.questions[::2])")
     by_paragraph: dict[tuple[str, str], list[Any]] = {}
-    for question in kb.questions:
+    for question in questions:
         by_paragraph.setdefault((question.file_name, question.paragraph), []).append(question)
     filed: set[tuple[str, str]] = set()
 

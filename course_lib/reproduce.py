@@ -19,7 +19,7 @@ from typing import Any
 from .answerability import answerability_possible, evaluate_answerability
 from .datasets import KnowledgeBase
 from .evaluation import KS, evaluate
-from .pipelines import COSINE_CUT_OFF, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
+from .pipelines import COSINE_CUT_OFF, PIPELINES, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
 from .significance import compare_pair, holm
 
 Triple = tuple[float, float, float]
@@ -122,28 +122,40 @@ CUT_OFF_ROWS = [
 ANSWERABILITY = "answerability"  # the table that is not a recall table (and not the chapter's)
 
 
+def evaluate_once(kb: KnowledgeBase, name: str, done: dict[str, dict[str, Any]]
+                  ) -> dict[str, Any]:
+    """``evaluate(kb, name)``, kept in ``done`` (with its rankings) so that no pipeline
+    runs twice; a cut-off pipeline (``cut_off_of``) cuts its base's rankings."""
+    if name not in done:
+        spec = PIPELINES[name]
+        base = evaluate_once(kb, spec.cut_off_of[0], done) if spec.cut_off_of else None
+        done[name] = evaluate(kb, name, keep_rankings=True, base=base)
+    return done[name]
+
+
 def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
-              held_out: KnowledgeBase | None = None) -> dict[str, Any]:
+              held_out: KnowledgeBase | None = None,
+              results: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Evaluate every row of the chosen tables (default: all, ``answerability`` last);
     returns a JSON-ready dict: ``tables`` (the recall tables, each row after the first
-    compared with the first, paired — :func:`compare_with_first`), ``answerability``, and, given
-    ``held_out`` (the dev knowledge base), ``held_out``: the same settings there
-    (:func:`held_out_report`)."""
+    compared with the first, paired — :func:`compare_with_first`), ``answerability``,
+    and, given ``held_out`` (the dev knowledge base), ``held_out``: the same settings
+    there (:func:`held_out_report`). ``results``: a dict that receives every evaluation
+    on ``kb`` (with per-question columns and rankings), to reuse them afterwards."""
     started = time.perf_counter()
     unknown = sorted(set(tables or []) - set(TABLES) - {ANSWERABILITY})
     if unknown:
         raise ValueError(f"unknown table(s) {unknown}; choose from "
                          f"{sorted([*TABLES, ANSWERABILITY])}")
     chosen = tables or [*TABLES, ANSWERABILITY]
-    results: dict[str, dict[str, Any]] = {}
+    results = {} if results is None else results
     report: dict[str, Any] = {"tables": {}}
     for key in chosen:
         if key == ANSWERABILITY:
             continue
         table = TABLES[key]
         for row in table.rows:
-            if row.pipeline not in results:
-                results[row.pipeline] = evaluate(kb, row.pipeline)
+            evaluate_once(kb, row.pipeline, results)
         tests = compare_with_first([results[row.pipeline] for row in table.rows], table.tested)
         rows = [{"label": row.label, "pipeline": row.pipeline,
                  "chapter": {m: row.chapter.get(m) for m in table.metrics},
@@ -162,8 +174,8 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
 
 
 def _summary(result: dict[str, Any]) -> dict[str, Any]:
-    """An evaluation result without its per-question columns (kept small for JSON)."""
-    return {k: v for k, v in result.items() if k != "per_question"}
+    """An evaluation result without its per-question columns and rankings (for JSON)."""
+    return {k: v for k, v in result.items() if k not in ("per_question", "rankings")}
 
 
 def compare_with_first(results: list[dict[str, Any]], metric: str) -> list[dict[str, Any] | None]:
@@ -189,31 +201,26 @@ def held_out_report(trial: KnowledgeBase, dev: KnowledgeBase,
     from :data:`HELD_OUT_BASELINE` (Holm over the rows). ``cut_offs``: each tuned cut-off
     (:data:`CUT_OFF_ROWS`) with recall@5 and context relevance@5 on trial and on dev.
     """
-    done = dict(trial_results or {})
-
-    def on_trial(name: str) -> dict[str, Any]:
-        if name not in done:
-            done[name] = evaluate(trial, name)
-        return done[name]
-
-    on_dev = {row.pipeline: evaluate(dev, row.pipeline) for row in HELD_OUT_ROWS}
+    done = {} if trial_results is None else trial_results
+    dev_done: dict[str, dict[str, Any]] = {}
+    on_dev = {row.pipeline: evaluate_once(dev, row.pipeline, dev_done) for row in HELD_OUT_ROWS}
     order = [HELD_OUT_BASELINE] + [r.pipeline for r in HELD_OUT_ROWS
                                    if r.pipeline != HELD_OUT_BASELINE]
     tests = dict(zip(order, compare_with_first([on_dev[n] for n in order], "recall@1"),
                      strict=True))
     rows = [{"label": row.label, "pipeline": row.pipeline,
-             "trial": {m: on_trial(row.pipeline)[m] for m in HELD_OUT_METRICS},
+             "trial": {m: evaluate_once(trial, row.pipeline, done)[m] for m in HELD_OUT_METRICS},
              "dev": {m: on_dev[row.pipeline][m] for m in HELD_OUT_METRICS},
              "dev_intervals": {m: on_dev[row.pipeline]["intervals"][m]
                                for m in HELD_OUT_METRICS},
              "vs_baseline": tests[row.pipeline]} for row in HELD_OUT_ROWS]
     cut_offs = []
     for row in CUT_OFF_ROWS:
-        dev_result = evaluate(dev, row.pipeline)
         cut_offs.append({"label": row.label, "pipeline": row.pipeline,
                          **{f"{split} {m}": result[m]
-                            for split, result in (("trial", on_trial(row.pipeline)),
-                                                  ("dev", dev_result))
+                            for split, result in (
+                                ("trial", evaluate_once(trial, row.pipeline, done)),
+                                ("dev", evaluate_once(dev, row.pipeline, dev_done)))
                             for m in ("recall@5", "context_relevance@5")}})
     return {"questions": len(dev.questions), "paragraphs": len(dev.paragraphs),
             "baseline": HELD_OUT_BASELINE, "rows": rows, "cut_offs": cut_offs}
@@ -286,10 +293,10 @@ def _held_out_lines(held: dict[str, Any]) -> list[str]:
     lines.append(f"{'setting':<42}{'recall@5':>16}{'context_relevance@5':>22}")
     lines.append("-" * len(lines[-1]))
     for row in held["cut_offs"]:
-        lines.append(f"{row['label']:<42}"
-                     f"{row['trial recall@5']:.3f}→{row['dev recall@5']:.3f}".rjust(58)
-                     + f"{row['trial context_relevance@5']:.3f}→"
-                       f"{row['dev context_relevance@5']:.3f}".rjust(22))
+        recall = f"{row['trial recall@5']:.3f}→{row['dev recall@5']:.3f}"
+        relevance = (f"{row['trial context_relevance@5']:.3f}→"
+                     f"{row['dev context_relevance@5']:.3f}")
+        lines.append(f"{row['label']:<42}{recall:>16}{relevance:>22}")
     return lines
 
 

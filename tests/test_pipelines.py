@@ -85,3 +85,22 @@ def test_knowledge_base_document_names_its_embed_argument(cmrc_kb):
     assert sorted(knowledge_base_document(cmrc_kb, embed=True).embed) == ["e5"]
     with pytest.raises(ValueError, match=r"embed must be False, True \(e5\), 'e5' or 'use'"):
         knowledge_base_document(cmrc_kb, embed="bge")
+
+
+@pytest.mark.parametrize("name", [n for n, p in PIPELINES.items() if p.cut_off_of])
+def test_a_cut_off_pipeline_equals_its_base_cut_afterwards(tmp_path, name):
+    """reproduce cuts the base pipeline's rankings instead of running a cut-off pipeline
+    again: the nodes, and so every number, must be the same as running it."""
+    kb = build_knowledge_base(load_squad(sample_as_squad(tmp_path / "sample.json")), 3)
+    base = evaluate(kb, PIPELINES[name].cut_off_of[0], keep_rankings=True)
+    direct = evaluate(kb, name, keep_rankings=True)
+    derived = evaluate(kb, name, keep_rankings=True, base=base)
+    # the cut-off removes something here, so the comparison means something
+    assert sum(map(len, direct["rankings"])) < sum(map(len, base["rankings"]))
+    assert [[n.uid for n in r] for r in derived["rankings"]] == \
+        [[n.uid for n in r] for r in direct["rankings"]]
+    assert derived["per_question"] == direct["per_question"]
+    with pytest.raises(ValueError, match="keep_rankings=True"):
+        evaluate(kb, name, base={**base, "rankings": None} | {"pipeline": "bm25-paragraph"})
+    with pytest.raises(ValueError, match="not registered as a cut-off"):
+        evaluate(kb, "bm25-paragraph", base=base)
