@@ -43,7 +43,8 @@ def answer_span_in(unit: DocNode, question: Question, file_text: str) -> bool:
 
 def per_question(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
                  files: dict[str, str] | None = None, ks: Sequence[int] = KS,
-                 trec: bool = False) -> dict[str, list[Any]]:
+                 trec: bool = False, hits: Sequence[Sequence[bool]] | None = None
+                 ) -> dict[str, list[Any]]:
     """Every metric for every question, as columns in question order — what a *paired*
     comparison of two runs on the same questions needs (:mod:`course_lib.significance`).
 
@@ -51,6 +52,7 @@ def per_question(questions: Sequence[Question], rankings: Sequence[Sequence[DocN
     paragraph, ``None`` when none does), then ``recall@k``, ``mrr@k``,
     ``context_relevance@k`` (and ``span_recall@k`` given ``files``) for each k, and with
     ``trec=True`` ``ndcg@10`` and ``map@10`` from ``trec_eval`` (:mod:`course_lib.trec`).
+    ``hits``: per question, whether each node hits the gold paragraph, if already known.
 
     >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")
     >>> ranking = [DocNode("北京是首都。"), DocNode("长城东起山海关。")]
@@ -63,21 +65,22 @@ def per_question(questions: Sequence[Question], rankings: Sequence[Sequence[DocN
     if not questions:
         raise ValueError("no questions to score")
     columns: dict[str, list[Any]] = {"id": [q.id for q in questions], "gold_rank": []}
-    for question, ranking in zip(questions, rankings, strict=True):
-        hits = [is_hit(unit.text, question.paragraph) for unit in ranking]
-        columns["gold_rank"].append(hits.index(True) + 1 if any(hits) else None)
+    for i, (question, ranking) in enumerate(zip(questions, rankings, strict=True)):
+        hit = (list(hits[i][:len(ranking)]) if hits is not None else
+               [is_hit(unit.text, question.paragraph) for unit in ranking])
+        columns["gold_rank"].append(hit.index(True) + 1 if any(hit) else None)
         spans = ([answer_span_in(u, question, files[question.file_name]) for u in ranking]
                  if files is not None else None)
         texts = [unit.text for unit in ranking]
         for k in ks:
-            row = {f"recall@{k}": recall_at_k(hits, k), f"mrr@{k}": mrr_at_k(hits, k),
+            row = {f"recall@{k}": recall_at_k(hit, k), f"mrr@{k}": mrr_at_k(hit, k),
                    f"context_relevance@{k}": context_relevance(texts[:k], [question.paragraph])}
             if spans is not None:
                 row[f"span_recall@{k}"] = recall_at_k(spans, k)
             for key, value in row.items():
                 columns.setdefault(key, []).append(value)
     if trec:
-        columns.update(trec_measures(questions, rankings))
+        columns.update(trec_measures(questions, rankings, hits))
     return columns
 
 
@@ -103,8 +106,8 @@ def intervals(columns: dict[str, list[Any]], seed: int = SEED) -> dict[str, list
 
 def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
              ks: Sequence[int] = KS, span_recall: bool | None = None,
-             keep_rankings: bool = False, base: dict[str, Any] | None = None
-             ) -> dict[str, Any]:
+             keep_rankings: bool = False, base: dict[str, Any] | None = None,
+             with_intervals: bool = True) -> dict[str, Any]:
     """Score ``pipeline`` (a registered name or a callable) on ``kb``'s questions.
 
     The returned dict holds ``pipeline``, ``questions``, ``skipped``, ``recall@k``,
@@ -120,6 +123,8 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
     other pipeline's result on the same ``kb``, kept with ``keep_rankings=True``; its
     rankings are cut instead of retrieving (and reranking) again — the same nodes, and
     ``ms_per_query`` is the base's, since the cut-off itself costs nothing.
+    ``with_intervals=False`` leaves ``intervals`` out (the bootstraps take about a third
+    of a second; :func:`intervals` computes them later from ``per_question``).
     """
     started = time.perf_counter()
     name = pipeline if isinstance(pipeline, str) else getattr(pipeline, "__name__", "custom")
@@ -146,11 +151,14 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
         per_query_ms = (time.perf_counter() - built) * 1000 / max(len(kb.questions), 1)
     if span_recall is not None:
         chunked = span_recall
+    hits = [[is_hit(n.text, q.paragraph) for n in ranking]  # once, for both
+            for q, ranking in zip(kb.questions, rankings, strict=True)]
     columns = per_question(kb.questions, [r[: max(ks)] for r in rankings],
-                           kb.files if chunked else None, ks)
-    columns.update(trec_measures(kb.questions, rankings))
+                           kb.files if chunked else None, ks, hits=hits)
+    columns.update(trec_measures(kb.questions, rankings, hits))
     result = {"pipeline": name, "questions": len(kb.questions), "skipped": len(kb.skipped),
-              **means(columns), "intervals": intervals(columns), "per_question": columns,
+              **means(columns), **({"intervals": intervals(columns)} if with_intervals else {}),
+              "per_question": columns,
               "seconds": round(time.perf_counter() - started, 2),
               "ms_per_query": round(per_query_ms, 2)}
     if keep_rankings:

@@ -101,6 +101,38 @@ def _tfidf_keywords(text: str, limit: int) -> tuple[str, ...]:
     return tuple(jieba.analyse.extract_tags(text, topK=limit))
 
 
+def tfidf_keywords_of(texts: Sequence[str], limit: int = 8) -> list[str]:
+    """``tfidf_keywords("\\n".join(texts), limit)``, from each text's cut, cached.
+
+    Feedback from the top 3 passages joins a different three each time, so the joined
+    text is never in a cache; but jieba cuts at every line break, so the joined text's
+    words are the texts' words in order, and counting them text by text gives jieba's
+    weights and order exactly (``tests/test_rewriting.py`` compares the two on CMRC).
+    This follows ``jieba.analyse.TFIDF.extract_tags``: words of 2+ characters that are
+    not stop words, term frequency × jieba's idf (its median for an unknown word),
+    sorted by weight, ties in order of first appearance.
+
+    >>> tfidf_keywords_of(["长城东起山海关。", "长城是世界文化遗产。"], limit=1)
+    ['长城']
+    """
+    table = jieba.analyse.default_tfidf
+    freq: dict[str, float] = {}
+    for text in texts:
+        for word in _keyword_candidates(text):
+            freq[word] = freq.get(word, 0.0) + 1.0
+    total = sum(freq.values())
+    for word in freq:
+        freq[word] *= table.idf_freq.get(word, table.median_idf) / total
+    return sorted(freq, key=freq.__getitem__, reverse=True)[:limit]
+
+
+@functools.lru_cache(maxsize=4096)
+def _keyword_candidates(text: str) -> tuple[str, ...]:
+    table = jieba.analyse.default_tfidf
+    return tuple(w for w in table.tokenizer.cut(text)
+                 if len(w.strip()) >= 2 and w.lower() not in table.stop_words)
+
+
 # ---------------------------------------------------------------- QA pairs
 def cloze_qa_pairs(text: str, per_sentence: int = 1, limit: int = 8) -> list[tuple[str, str]]:
     """Fill-in-the-blank questions: in each sentence, blank out its best keyword."""
@@ -128,7 +160,7 @@ def expand_with_keywords(query: str, context: Sequence[str] = (), limit: int = 3
     if not context:
         return query
     have = set(chinese_tokens(query))
-    extra = [k for k in tfidf_keywords("\n".join(context), limit=20)
+    extra = [k for k in tfidf_keywords_of(context, limit=20)
              if k.lower() not in have and k not in query][:limit]
     return query if not extra else f"{query} {' '.join(extra)}"
 

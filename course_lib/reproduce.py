@@ -20,7 +20,7 @@ from .answerability import answerability_possible, evaluate_answerability
 from .datasets import KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, PIPELINES, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
-from .significance import compare_pair, holm
+from .significance import compare_pair, holm, interval
 
 Triple = tuple[float, float, float]
 ALPHA = 0.05  # a difference is marked when its Holm-adjusted p-value is below this
@@ -129,19 +129,22 @@ def evaluate_once(kb: KnowledgeBase, name: str, done: dict[str, dict[str, Any]]
     if name not in done:
         spec = PIPELINES[name]
         base = evaluate_once(kb, spec.cut_off_of[0], done) if spec.cut_off_of else None
-        done[name] = evaluate(kb, name, keep_rankings=True, base=base)
+        # intervals: only where a table shows them (held_out_report), not for every row
+        done[name] = evaluate(kb, name, keep_rankings=True, base=base, with_intervals=False)
     return done[name]
 
 
 def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
               held_out: KnowledgeBase | None = None,
-              results: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+              results: dict[str, dict[str, Any]] | None = None,
+              held_out_results: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Evaluate every row of the chosen tables (default: all, ``answerability`` last);
     returns a JSON-ready dict: ``tables`` (the recall tables, each row after the first
     compared with the first, paired — :func:`compare_with_first`), ``answerability``,
     and, given ``held_out`` (the dev knowledge base), ``held_out``: the same settings
-    there (:func:`held_out_report`). ``results``: a dict that receives every evaluation
-    on ``kb`` (with per-question columns and rankings), to reuse them afterwards."""
+    there (:func:`held_out_report`). ``results`` / ``held_out_results``: dicts that
+    receive every evaluation on ``kb`` / ``held_out`` (with per-question columns and
+    rankings), to reuse them afterwards."""
     started = time.perf_counter()
     unknown = sorted(set(tables or []) - set(TABLES) - {ANSWERABILITY})
     if unknown:
@@ -164,7 +167,7 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
         report["tables"][key] = {"title": table.title, "metrics": list(table.metrics),
                                  "tested": table.tested, "rows": rows}
     if held_out is not None:
-        report["held_out"] = held_out_report(kb, held_out, results)
+        report["held_out"] = held_out_report(kb, held_out, results, held_out_results)
     if ANSWERABILITY in chosen:
         report[ANSWERABILITY] = (
             evaluate_answerability(kb) if answerability_possible(kb) else
@@ -193,7 +196,8 @@ def compare_with_first(results: list[dict[str, Any]], metric: str) -> list[dict[
 
 
 def held_out_report(trial: KnowledgeBase, dev: KnowledgeBase,
-                    trial_results: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                    trial_results: dict[str, dict[str, Any]] | None = None,
+                    dev_results: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The settings chosen on trial, measured on ``dev``.
 
     ``rows``: each of :data:`HELD_OUT_ROWS` with its trial and dev means and 95 %
@@ -202,7 +206,7 @@ def held_out_report(trial: KnowledgeBase, dev: KnowledgeBase,
     (:data:`CUT_OFF_ROWS`) with recall@5 and context relevance@5 on trial and on dev.
     """
     done = {} if trial_results is None else trial_results
-    dev_done: dict[str, dict[str, Any]] = {}
+    dev_done = {} if dev_results is None else dev_results
     on_dev = {row.pipeline: evaluate_once(dev, row.pipeline, dev_done) for row in HELD_OUT_ROWS}
     order = [HELD_OUT_BASELINE] + [r.pipeline for r in HELD_OUT_ROWS
                                    if r.pipeline != HELD_OUT_BASELINE]
@@ -211,7 +215,8 @@ def held_out_report(trial: KnowledgeBase, dev: KnowledgeBase,
     rows = [{"label": row.label, "pipeline": row.pipeline,
              "trial": {m: evaluate_once(trial, row.pipeline, done)[m] for m in HELD_OUT_METRICS},
              "dev": {m: on_dev[row.pipeline][m] for m in HELD_OUT_METRICS},
-             "dev_intervals": {m: on_dev[row.pipeline]["intervals"][m]
+             "dev_intervals": {m: [round(x, 4) for x in
+                                   interval(on_dev[row.pipeline]["per_question"][m])]
                                for m in HELD_OUT_METRICS},
              "vs_baseline": tests[row.pipeline]} for row in HELD_OUT_ROWS]
     cut_offs = []

@@ -22,6 +22,7 @@ model, and ``register_reranker`` adds your own.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -313,8 +314,9 @@ class FeatureReranker:
             counts = [self._counts(kind, t) for t in texts]
             if terms is None:
                 doc_freq = Counter(term for c in counts for term in c)
-            else:
-                doc_freq = Counter({term: sum(term in c for c in counts) for term in terms[kind]})
+            else:  # only the query's terms matter: count, per text, those it holds
+                wanted = terms[kind]
+                doc_freq = Counter(term for c in counts for term in wanted & c.keys())
             lengths = [sum(c.values()) for c in counts]
             stats[kind] = TermStats(BM25Stats.of_lengths(lengths), doc_freq)
         return stats
@@ -340,8 +342,8 @@ class FeatureReranker:
         values: dict[str, np.ndarray] = {}
         for kind, feature in (("words", "bm25_words"), ("chars", "bm25_chars")):
             terms = list(query_counts[kind].elements())
-            values[feature] = np.array([stats[kind].bm25(terms, self._counts(kind, t))
-                                        for t in texts])
+            values[feature] = np.array(stats[kind].bm25_all(
+                terms, [self._counts(kind, t) for t in texts]))
         query_words = query_terms["words"]
         idf = {w: stats["words"].idf(w) for w in query_words}
         total = sum(idf.values()) or 1.0
@@ -407,18 +409,32 @@ class TermStats:
 
     def bm25(self, query_terms: list[str], doc_counts: Counter[str]) -> float:
         """BM25 of the text with ``doc_counts``; a repeated query term counts each time."""
-        length = sum(doc_counts.values())
-        score = 0.0
-        for term in query_terms:
-            tf = doc_counts.get(term, 0)
-            if tf:
-                score += self.stats.weight(tf, length, self.idf(term))
-        return score
+        return self.bm25_all(query_terms, [doc_counts])[0]
+
+    def bm25_all(self, query_terms: list[str], docs_counts: Sequence[Counter[str]]
+                 ) -> list[float]:
+        """:meth:`bm25` of each text, the query's idfs looked up once (same numbers)."""
+        idf = {term: self.idf(term) for term in set(query_terms)}
+        scores = []
+        for doc_counts in docs_counts:
+            length = sum(doc_counts.values())
+            score = 0.0
+            for term in query_terms:
+                tf = doc_counts.get(term, 0)
+                if tf:
+                    score += self.stats.weight(tf, length, idf[term])
+            scores.append(score)
+        return scores
 
 
 def _sentences(text: str) -> list[str]:
+    return list(_split_sentences(text))
+
+
+@functools.lru_cache(maxsize=4096)  # a query meets ~40 candidates, most seen before
+def _split_sentences(text: str) -> tuple[str, ...]:
     parts = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
-    return parts or [text]
+    return tuple(parts) or (text,)
 
 
 # ---------------------------------------------------------------- keyword filter

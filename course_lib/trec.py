@@ -59,11 +59,13 @@ def _field(value: str, what: str) -> str:
     return value
 
 
-def judged_ranking(question: Question, ranking: Sequence[DocNode]) -> list[str]:
-    """The document ids a TREC run lists for ``ranking``, best first (see the module)."""
+def judged_ranking(question: Question, ranking: Sequence[DocNode],
+                   hits: Sequence[bool] | None = None) -> list[str]:
+    """The document ids a TREC run lists for ``ranking``, best first (see the module);
+    ``hits``: whether each node hits the gold paragraph, if already known."""
     ids: list[str] = []
     for rank, node in enumerate(ranking, start=1):
-        if is_hit(node.text, question.paragraph):
+        if (hits[rank - 1] if hits is not None else is_hit(node.text, question.paragraph)):
             docid = question.paragraph_id
         else:
             docid = node.uid or f"{question.id}-unit{rank}"
@@ -73,14 +75,15 @@ def judged_ranking(question: Question, ranking: Sequence[DocNode]) -> list[str]:
 
 
 def run_lines(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
-              tag: str = "course_lib") -> list[str]:
+              tag: str = "course_lib", hits: Sequence[Sequence[bool]] | None = None
+              ) -> list[str]:
     """``qid Q0 docid rank score tag`` lines of a TREC run, question by question."""
     if len(questions) != len(rankings):
         raise ValueError(f"{len(questions)} questions but {len(rankings)} rankings")
     _field(tag, "the run tag")
     lines = []
-    for question, ranking in zip(questions, rankings, strict=True):
-        ids = judged_ranking(question, ranking)
+    for i, (question, ranking) in enumerate(zip(questions, rankings, strict=True)):
+        ids = judged_ranking(question, ranking, None if hits is None else hits[i])
         qid = _field(question.id, "question id")
         lines += [f"{qid} Q0 {docid} {rank} {len(ids) - rank + 1} {tag}"
                   for rank, docid in enumerate(ids, start=1)]
@@ -98,10 +101,11 @@ def write_lines(lines: Sequence[str], target: str | os.PathLike[str]) -> Path:
     return write_text_atomically(target, "".join(line + "\n" for line in lines))
 
 
-def trec_measures(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]]
-                  ) -> dict[str, list[float]]:
+def trec_measures(questions: Sequence[Question], rankings: Sequence[Sequence[DocNode]],
+                  hits: Sequence[Sequence[bool]] | None = None) -> dict[str, list[float]]:
     """Per question, nDCG@10 and MAP@10 as ``trec_eval`` computes them (0 for a question
-    with nothing retrieved); keys ``ndcg@10`` and ``map@10``, in question order."""
+    with nothing retrieved); keys ``ndcg@10`` and ``map@10``, in question order.
+    ``hits``: per question, whether each node hits its gold paragraph, if known."""
     import ir_measures
 
     if len(questions) != len(rankings):
@@ -109,7 +113,7 @@ def trec_measures(questions: Sequence[Question], rankings: Sequence[Sequence[Doc
     qrels = [ir_measures.Qrel(q.id, q.paragraph_id, 1) for q in questions]
     run = [ir_measures.ScoredDoc(qid, docid, float(score))
            for qid, _, docid, _, score, _ in (line.split() for line in
-                                               run_lines(questions, rankings))]
+                                               run_lines(questions, rankings, hits=hits))]
     measures = [ir_measures.parse_measure(name) for name in MEASURES.values()]
     found: dict[tuple[str, str], float] = {}
     for metric in ir_measures.iter_calc(measures, qrels, run):

@@ -88,3 +88,18 @@ def test_expansion_multi_query_and_keywords(retriever):
         KeywordRetriever(retriever, OfflineLLM(), limit=11)
     with pytest.raises(ValueError, match="query"):
         multi("")
+
+
+def test_keywords_of_several_texts_equal_jiebas_on_the_joined_text(cmrc_kb):
+    """The cached, text-by-text keywords are jieba's own on the joined text (the
+    feedback of the expansion and multi-query rewriters), on real top-3 contexts."""
+    import jieba.analyse
+
+    from course_lib.offline_llm import tfidf_keywords_of
+
+    paragraphs = cmrc_kb.paragraphs
+    for start in range(0, 240, 7):
+        texts = paragraphs[start:start + 3]
+        assert tfidf_keywords_of(texts, limit=20) == \
+            jieba.analyse.extract_tags("\n".join(texts), topK=20), start
+    assert tfidf_keywords_of([], limit=5) == []
