@@ -360,41 +360,38 @@ def measure_system(system: MultiPathRAG, questions: Sequence[Question],
     return columns
 
 
-class _SharedPath:
-    """A retrieval path whose results are remembered per query (for :func:`ablations`)."""
+class _Memoised:
+    """Wraps a path or a reranker: each result is computed once per key (for
+    :func:`ablations`); every other attribute (``topk``, ``scorer``, ...) is the inner one's."""
 
-    def __init__(self, path: Retrieve) -> None:
-        self.path, self.memo = path, {}
+    def __init__(self, inner: Callable[..., list[DocNode]]) -> None:
+        self.inner, self.memo = inner, {}
 
-    def __call__(self, query: str) -> list[DocNode]:
-        if query not in self.memo:
-            self.memo[query] = self.path(query)
-        return list(self.memo[query])
+    def _once(self, key: Any, compute: Callable[[], list[DocNode]]) -> list[DocNode]:
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return list(self.memo[key])
 
-    def __getattr__(self, name: str) -> Any:  # topk, group_name, ... of the path
-        inner = self.__dict__.get("path")
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("inner")
         if inner is None:  # not set up yet (a copy being made)
             raise AttributeError(name)
         return getattr(inner, name)
 
 
-class _SharedReranker:
-    """A reranker whose orderings are remembered per query and candidate list."""
+class _SharedPath(_Memoised):
+    """A retrieval path whose results are remembered per query."""
 
-    def __init__(self, reranker: Callable[..., list[DocNode]]) -> None:
-        self.reranker, self.memo = reranker, {}
+    def __call__(self, query: str) -> list[DocNode]:
+        return self._once(query, lambda: self.inner(query))
+
+
+class _SharedReranker(_Memoised):
+    """A reranker whose orderings are remembered per query and candidate list."""
 
     def __call__(self, nodes: Sequence[DocNode], query: str) -> list[DocNode]:
         key = (query, tuple((n.uid, tuple(n.found_by.items())) for n in nodes))
-        if key not in self.memo:
-            self.memo[key] = self.reranker(nodes, query=query)
-        return list(self.memo[key])
-
-    def __getattr__(self, name: str) -> Any:  # topk, scorer, ... of the reranker
-        inner = self.__dict__.get("reranker")
-        if inner is None:  # not set up yet (a copy being made)
-            raise AttributeError(name)
-        return getattr(inner, name)
+        return self._once(key, lambda: self.inner(nodes, query=query))
 
 
 FULL_SYSTEM = "full system"
