@@ -117,12 +117,15 @@ def embed_knowledge_base(kb: KnowledgeBase, models: tuple[str, ...] = ("e5", "us
 
 # Retrieve wide, rerank narrow: each path hands this many candidates to the reranker.
 WIDE = 20
-# Cut-offs are on each model's own scale; notebook 07 measures them (the best context
-# relevance@5 on a 0.01 grid). e5's cosines bunch high (a question's 2nd-5th paragraphs
-# mostly score 0.84-0.88), USE's spread low; the chapter's 0.4 was on bge-large-zh's.
+# Cut-offs are on each model's own scale, chosen on the trial questions and reported on the
+# held-out dev set. The cosine ones are the best context relevance@5 on a grid (e5: steps of
+# 0.01; USE: steps of 0.05) — notebook 07; e5's cosines bunch high (a question's 2nd-5th
+# paragraphs mostly score 0.84-0.88), USE's spread low; the chapter's 0.4 was on bge-large-zh's.
 COSINE_CUT_OFF = 0.88
 USE_COSINE_CUT_OFF = 0.3
-RERANK_CUT_OFF = 2.0  # mean z-score: two standard deviations above the candidate pool
+# The reranker's score is a mean z-score within the candidate pool; 2.0 is the best context
+# relevance@5 among the cut-offs that keep recall@5 >= 0.99 on trial (notebook 08).
+RERANK_CUT_OFF = 2.0
 
 
 def paragraph_paths(doc: Document, topk: int = WIDE) -> dict[str, Retriever]:
