@@ -550,6 +550,7 @@ class CharNgramSparseEmbedder(Embedder):
         return vectors
 
     def embed_query(self, text: str) -> dict[int, float]:
+        text = _checked([text], "query")[0]  # a lone surrogate: refused, as on every backend
         return dict(Counter(term_id(t) for t in char_ngrams(text, self.sizes)))
 
     def embed_queries(self, texts: Sequence[str]) -> list[dict[int, float]]:

@@ -5,10 +5,12 @@ RerankEndpoint`, :class:`~course_lib.embeddings.HTTPEmbedder`). Every failure is
 :class:`EndpointError` whose message starts with what was called and its address ("rerank
 endpoint http://…", "embedding endpoint http://…") and says what went wrong.
 
-The retry policy is the one the ``openai`` client uses for chat and embeddings: after HTTP
-429 or 5xx, a timeout or a lost connection, wait (:func:`retry_wait`), then try again, at
-most ``retries`` more times. Any other 4xx (a bad key, a malformed request) fails at once:
-asking again cannot help. A reply that is not JSON fails at once too.
+The retry policy: after HTTP 429 or 5xx, a timeout or a lost connection, wait
+(:func:`retry_wait`: the server's ``Retry-After``, capped at ``MAX_RETRY_AFTER``, else a
+jittered doubling), then try again, at most ``retries`` more times. Any other 4xx (a bad
+key, a malformed request) fails at once: asking again cannot help. A reply that is not JSON
+fails at once too. This is close to the ``openai`` client's policy but not the same: that
+client also retries 408 and 409 and reads ``Retry-After`` without this cap.
 
 >>> retry_wait(1, retry_after="2"), retry_wait(1, retry_after="3600")
 (2.0, 60.0)

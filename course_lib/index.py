@@ -12,9 +12,13 @@ piece on first use:
 * ``maps`` — a hash map per metadata key, value → the nodes that have it (what
   ``Retriever(index="map")`` looks up; it scores nothing, see :meth:`GroupIndex.value_map`).
 
-Every index answers one question the same way::
+Every index of a group (BM25, dense, sparse, Milvus, scan) answers one question the same
+way::
 
     index.search(query, k, mask) -> (ids, scores)
+
+(:meth:`GroupIndex.search`, which picks among them, takes more: the similarity, the embed
+key and the backend.)
 
 ``ids`` are positions in the group's node list, best first, at most ``k``, only nodes
 that match (BM25 > 0, a shared sparse term, reached by an approximate search); ``mask``

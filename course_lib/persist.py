@@ -105,8 +105,11 @@ def _collect(doc: Document, out: NewFiles) -> dict[str, Any]:
     The only place that reads a Document for saving.
     """
     groups = doc.built_groups()
-    out.jsonl_gz(NODES, [_node_record(node) for group in groups
-                         for node in doc.get_nodes(group)])
+    records = [_node_record(node) for group in groups for node in doc.get_nodes(group)]
+    try:
+        out.jsonl_gz(NODES, records)
+    except (TypeError, ValueError) as error:  # a metadata value JSON cannot store
+        raise TypeError(_unsavable(records, error)) from None
     indexes, vectors = [], []
     for group in groups:
         index = doc.index(group)
@@ -191,6 +194,20 @@ def _rebuild(manifest: dict[str, Any], files: SavedFiles,
                                f"{sizes.get(entry['group'], 0)} nodes")
         doc.index(entry["group"]).attach_vectors(entry["key"], vectors)
     return doc
+
+
+def _unsavable(records: list[dict[str, Any]], error: Exception) -> str:
+    """Which node's which metadata field JSON could not store (for the error message)."""
+    for record in records:
+        for key, value in record["metadata"].items():
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError):
+                return (f"cannot save node {record['uid']!r} (group {record['group']!r}): its "
+                        f"metadata field {key!r} holds {type(value).__name__} {value!r:.60}, "
+                        "which JSON cannot store; keep metadata to strings, numbers, booleans, "
+                        "None and lists or dicts of them (a set: sorted(...) as a list)")
+    return f"cannot save the nodes: {error}"
 
 
 def _node_record(node: DocNode) -> dict[str, Any]:

@@ -307,7 +307,8 @@ def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | Non
                 answerability: object | None = None, qa_pairs: object = "offline",
                 dedupe: bool = False) -> object:
     """The chapter's final system on the knowledge base: paragraph BM25 (words and
-    characters) and coarse-chunk cosine in parallel, union, offline reranker, plus a
+    characters) and coarse-chunk cosine (one after another by default; ``MultiPathRAG``'s
+    ``max_workers`` runs them in threads), union, offline reranker, plus a
     QA-pair path that bypasses the reranker; then ``llm`` answers (default: the
     configured model, or the offline stand-in). ``rewrite`` (``None``, ``"expand"`` or
     ``"multi"``) adds queries that ``llm`` rewrites (:class:`~course_lib.rag.MultiPathRAG`).

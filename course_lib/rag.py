@@ -71,7 +71,8 @@ class RAGAnswer:
 
 
 class MultiPathRAG:
-    """Several retrievers in parallel, union, rerank, then generate.
+    """Several retrievers (one after another, or in threads with ``max_workers`` > 0),
+    union, rerank, then generate.
 
     ``qa_path`` (optional) retrieves question-answer nodes; they skip the reranker and
     are put first in the context, since a matched question is the strongest evidence.

@@ -168,9 +168,10 @@ class RerankEndpoint:
     ``COURSE_RERANK_MODEL``. Request: ``{model, query, documents}``; reply:
     ``{"results": [{"index": i, "relevance_score": s}, ...]}``.
 
-    Retries as the ``openai`` client does for chat and embeddings: after HTTP 429 or 5xx,
-    a timeout or a lost connection it waits, then tries again, at most ``retries`` more
-    times. The wait is the server's ``Retry-After`` in seconds, at most
+    Retries after HTTP 429 or 5xx, a timeout or a lost connection
+    (:mod:`course_lib.http_json`'s policy, close to the ``openai`` client's, which also
+    retries 408 and 409): it waits, then tries again, at most ``retries`` more times.
+    The wait is the server's ``Retry-After`` in seconds, at most
     ``MAX_RETRY_AFTER`` (a server asking for an hour gets a minute and another try);
     without one (or with an HTTP date, which is not read), 0.5 s doubling per retry up to
     8 s, minus up to 25 % random jitter so that many clients do not come back in step.
@@ -180,6 +181,8 @@ class RerankEndpoint:
     :class:`~course_lib.http_json.EndpointError` (a ``RuntimeError``) naming the endpoint.
     """
 
+    # The waits are http_json's module constants (FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER),
+    # shown here for reading; they are not settings of an endpoint.
     FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER = FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER  # seconds
 
     def __init__(self, model: str | None = None, base_url: str | None = None,

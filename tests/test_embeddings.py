@@ -532,3 +532,13 @@ def test_cached_queries_are_embedded_on_the_query_side(tmp_path):
     again = CachedEmbedder(Sides(), cache_dir=tmp_path)
     assert again.embed_queries(["c"]).tolist() == [[1.0, 1.0]]
     assert again.embed_queries([]).shape == (0, 2)
+
+
+def test_the_sparse_embedder_refuses_a_lone_surrogate_like_every_backend():
+    """It used to return a vector for "长城\\ud800" (its n-grams drop non-letters)."""
+    from course_lib.embeddings import CharNgramSparseEmbedder
+
+    with pytest.raises(ValueError, match="query holds a lone surrogate"):
+        CharNgramSparseEmbedder().embed_query("长城\ud800")
+    with pytest.raises(ValueError, match=r"queries\[1\]|query holds"):
+        CharNgramSparseEmbedder().embed_queries(["长城", "长城\ud800"])

@@ -545,3 +545,17 @@ def test_saved_vectors_are_used_not_recomputed(tmp_path):
     before = [(n.uid, n.score) for n in Retriever(doc, "line", "cosine")("长城")]
     assert [(n.uid, n.score) for n in Retriever(loaded, "line", "cosine")("长城")] == before
     assert fresh.texts == 1  # the query only: the nodes' vectors came from the folder
+
+
+def test_metadata_json_cannot_store_is_refused_naming_the_node_and_field(tmp_path):
+    """It used to fail with "Object of type set is not JSON serializable", naming nothing."""
+    doc = small_document()
+    node = doc.get_nodes("line")[1]
+    node.metadata["tags"] = {"茶", "香"}
+    folder = tmp_path / "kb"
+    save(small_document(), folder)  # an earlier good copy
+    before = lines_of(folder)
+    with pytest.raises(TypeError, match=rf"cannot save node '{re.escape(node.uid)}' \(group "
+                                         r"'line'\): its metadata field 'tags' holds set"):
+        save(doc, folder)
+    assert lines_of(folder) == before  # the old copy is intact
