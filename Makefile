@@ -15,7 +15,7 @@ help:
 	@echo "make test       - set up, run unit tests and execute every notebook with nbval"
 	@echo "make test-reproducible - slow: same tables under other BLAS kernels; notebooks run alone"
 	@echo "make lab        - open the course in JupyterLab"
-	@echo "make lint       - ruff"
+	@echo "make lint       - ruff, and the architecture contracts (import-linter, pyproject.toml)"
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
 	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
 	@echo "make bench      - cost vs corpus size (1k-1M nodes), ratios in one run -> benchmarks/"
@@ -80,8 +80,11 @@ sync: data
 bench: data
 	$(PY) benchmarks/run.py
 
+# ruff, then import-linter: the ideas never import lab/, _support/ imports nothing of the
+# course, no import cycles (the contracts are in pyproject.toml).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check course_lib tests benchmarks tools solutions/*.py browser_tests
+	$(VENV)/bin/lint-imports --no-cache
 
 clean-cache:
 	rm -rf data/cache

@@ -54,7 +54,7 @@ def rss_mb() -> float:
 def word_frequencies() -> Counter[str]:
     """jieba words of CMRC 2018 (or of the sample corpus when CMRC is not available)."""
     from course_lib import load_cmrc2018_kb, load_sample
-    from course_lib.datasets import DatasetUnavailableError
+    from course_lib.lab.datasets import DatasetUnavailableError
     from course_lib.text_tokens import chinese_tokens
 
     try:
@@ -222,8 +222,8 @@ def bench_knowledge_base(paragraphs: int = 64, queries: int = 50) -> dict[str, f
     indexed; load vs rebuild."""
     from course_lib import Document, Retriever, load_cmrc2018_kb, split_paragraphs
     from course_lib.embeddings import E5Embedder, USEEmbedder, default_embedder
-    from course_lib.persist import load, save
-    from course_lib.pipelines import build_pipeline
+    from course_lib.store.persist import load, save
+    from course_lib.lab.pipelines import build_pipeline
 
     kb = load_cmrc2018_kb()
     result: dict[str, float] = {}
@@ -287,7 +287,7 @@ def memory_queries(words: list[str], n: int, seed: int = 2) -> list[str]:
     """``n`` distinct queries: 3–10 corpus words and a number; one in ``LONG_QUERY_EVERY``
     (starting at the 26th) is as long as a query may be (``MAX_QUERY_CHARS``, at most
     ``LONG_QUERY_CHARS``): a pasted document."""
-    from course_lib.validation import MAX_QUERY_CHARS
+    from course_lib._support.validation import MAX_QUERY_CHARS
 
     rng = np.random.default_rng(seed)
     long_chars = min(LONG_QUERY_CHARS, MAX_QUERY_CHARS)

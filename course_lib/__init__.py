@@ -1,11 +1,18 @@
 """course_lib: the library behind the "Upgrading RAG recall" course.
 
+The RAG ideas are the modules at this level (node, document, retriever, rerank, ...);
+the course's plumbing lives in sub-packages: ``lab/`` (data, pipelines, evaluation,
+exercises, plots), ``store/`` (files on disk) and ``_support/`` (private helpers).
 Names follow LazyLLM where a learner would look for them; the behaviour is our own
-and, where LazyLLM surprises, documented in the notebooks.
+and, where LazyLLM surprises, documented in the notebooks. The names below are the
+ones notebooks use most, gathered here for ``from course_lib import ...``.
 """
 
-from .answerability import AnswerabilityDetector, answerability_set, fit_detector
-from .datasets import (
+from ._support.version import __version__
+from .answerability import AnswerabilityDetector
+from .document import ROOT, Document, NodeTransform, register_reader
+from .fusion import INPUT, MultiRetriever, bind, parallel, pipeline, reciprocal_rank_fusion
+from .lab.datasets import (
     DatasetFormatError,
     build_knowledge_base,
     fetch_cmrc2018,
@@ -13,9 +20,8 @@ from .datasets import (
     load_sample,
     load_squad,
 )
-from .document import ROOT, Document, NodeTransform, register_reader
-from .evaluation import evaluate, score_rankings
-from .fusion import INPUT, MultiRetriever, bind, parallel, pipeline, reciprocal_rank_fusion
+from .lab.evaluation import evaluate, score_rankings
+from .lab.pipelines import PIPELINES, knowledge_base_document, register_pipeline
 from .llm import get_llm
 from .llm_groups import LLMParser
 from .metrics import (
@@ -27,13 +33,10 @@ from .metrics import (
     recall_at_k,
 )
 from .node import DocNode
-from .pipelines import PIPELINES, knowledge_base_document, register_pipeline
 from .rerank import KeywordFilter, Reranker, register_reranker
 from .retriever import Retriever
 from .similarity import register_bm25, register_similarity
 from .text_splitter import SentenceSplitter, approx_gpt2_tokens, split_paragraphs
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AnswerabilityDetector", "answerability_set", "fit_detector",

@@ -1,7 +1,7 @@
-"""``python -m course_lib ...``: the command line (see :mod:`course_lib.cli`)."""
+"""``python -m course_lib ...``: the command line (see :mod:`course_lib.lab.cli`)."""
 
 import sys
 
-from .cli import main
+from .lab.cli import main
 
 sys.exit(main())

@@ -38,8 +38,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
+from ._support.validation import check_int, check_number
 from .ranking import SCORE_DECIMALS, rounded, top_k
-from .validation import check_int, check_number
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class BM25Index:
     @classmethod
     def from_arrays(cls, matrix: sparse.spmatrix | sparse.sparray, idf: np.ndarray,
                     vocabulary: Sequence[str], k1: float, b: float, avgdl: float) -> BM25Index:
-        """An index from its saved parts (what :mod:`course_lib.persist` writes).
+        """An index from its saved parts (what :mod:`course_lib.store.persist` writes).
 
         ``matrix`` is the ``(n_docs, n_terms)`` weight matrix, ``idf`` one value per
         term and ``vocabulary`` the terms in column order. Nothing is recomputed, so a

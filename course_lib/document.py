@@ -26,11 +26,11 @@ from functools import partial
 from types import GeneratorType
 from typing import Any
 
+from ._support.validation import check_int, check_text
 from .index import GroupIndex
 from .node import DocNode
 from .readers import READERS, ROOT, read_roots, register_reader
 from .text_splitter import SentenceSplitter
-from .validation import check_int, check_text
 
 __all__ = ["BUILTIN_GROUPS", "READERS", "ROOT", "Document", "GroupRule", "NodeTransform",
            "check_global_metadata", "register_reader"]
@@ -70,10 +70,10 @@ class Document:
     empty source — is described in :mod:`course_lib.readers`.
     ``embed`` is a function ``texts -> vectors`` or a ``{key: function}`` dict, used by
     embedding similarities such as ``cosine``; ``store`` (e.g. a
-    :class:`~course_lib.milvus_store.MilvusStore`) keeps the vectors in a vector database.
+    :class:`~course_lib.store.milvus_store.MilvusStore`) keeps the vectors in a vector database.
 
     ``global_metadata`` holds facts about the whole collection (a source, a licence): a
-    dict with string keys and JSON values (so :mod:`course_lib.persist` can save it). It
+    dict with string keys and JSON values (so :mod:`course_lib.store.persist` can save it). It
     is ``doc.global_metadata``, and every node's ``global_metadata`` is that same dict —
     shared, not copied, so a change is seen by every node — while ``metadata`` is per
     node: a root's describes its file, and each node cut from it copies its parent's and
@@ -113,7 +113,7 @@ class Document:
     def from_nodes(cls, nodes: Iterable[DocNode], parents: dict[str, str], *,
                    embed: Any = None, store: Any = None,
                    global_metadata: dict[str, Any] | None = None) -> Document:
-        """A document over nodes made elsewhere — e.g. loaded by :mod:`course_lib.persist`.
+        """A document over nodes made elsewhere — e.g. loaded by :mod:`course_lib.store.persist`.
 
         ``nodes`` hold every node of every built group, each parent before its
         children, each non-root node's ``parent`` set; ``parents`` maps every non-root

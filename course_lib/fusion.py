@@ -20,9 +20,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ._support.validation import check_int, check_number, validate_query, validate_topk
 from .node import DocNode
 from .ranking import round_score
-from .validation import check_int, check_number, validate_query, validate_topk
+
+# A retrieval path: anything that takes a query and returns ranked nodes (a Retriever,
+# a fused MultiRetriever, a rewriting retriever, a plain function).
+Retrieve = Callable[[str], list[DocNode]]
 
 RRF_K = 60
 

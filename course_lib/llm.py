@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import offline_llm
+from ._support.validation import check_int, check_number, is_number
 from .llm_parsing import (
     clean_reply,
     parse_judgement,
@@ -36,7 +37,6 @@ from .llm_parsing import (
     parse_qa_pairs,
     strip_preamble,
 )
-from .validation import check_int, check_number, is_number
 
 
 class Reply(str):

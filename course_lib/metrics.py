@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
 
-from .validation import check_int
+from ._support.validation import check_int
 
 HIT_THRESHOLD = 0.5
 

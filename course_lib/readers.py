@@ -61,8 +61,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._support.validation import check_text
 from .node import DocNode
-from .validation import check_text
 
 ROOT = "root"
 

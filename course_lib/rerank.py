@@ -34,8 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .bm25 import BM25Stats
-from .http_json import (
+from ._support.http_json import (
     FIRST_WAIT,
     MAX_RETRY_AFTER,
     MAX_WAIT,
@@ -43,10 +42,11 @@ from .http_json import (
     post_json,
     retry_wait,
 )
+from ._support.validation import check_int, check_number, is_number, validate_query, validate_topk
+from .bm25 import BM25Stats
 from .node import DocNode
 from .ranking import best_first, passes, round_score
 from .text_tokens import TextCache, char_ngrams, chinese_tokens, english_tokens
-from .validation import check_int, check_number, is_number, validate_query, validate_topk
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
 OUTPUT_FORMATS = (None, "content", "dict")
@@ -169,7 +169,7 @@ class RerankEndpoint:
     ``{"results": [{"index": i, "relevance_score": s}, ...]}``.
 
     Retries after HTTP 429 or 5xx, a timeout or a lost connection
-    (:mod:`course_lib.http_json`'s policy, close to the ``openai`` client's, which also
+    (:mod:`course_lib._support.http_json`'s policy, close to the ``openai`` client's, which also
     retries 408 and 409): it waits, then tries again, at most ``retries`` more times.
     The wait is the server's ``Retry-After`` in seconds, at most
     ``MAX_RETRY_AFTER`` (a server asking for an hour gets a minute and another try);
@@ -177,8 +177,8 @@ class RerankEndpoint:
     8 s, minus up to 25 % random jitter so that many clients do not come back in step.
     Any other 4xx (a bad key, a malformed request) fails at once: asking again cannot
     help. ``sleep`` does the waiting; tests pass one that records instead. The HTTP part
-    is :func:`course_lib.http_json.post_json`; every error is an
-    :class:`~course_lib.http_json.EndpointError` (a ``RuntimeError``) naming the endpoint.
+    is :func:`course_lib._support.http_json.post_json`; every error is an
+    :class:`~course_lib._support.http_json.EndpointError` (a ``RuntimeError``) naming the endpoint.
     """
 
     # The waits are http_json's module constants (FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER),
@@ -208,7 +208,7 @@ class RerankEndpoint:
 
     def wait(self, retry: int, retry_after: str | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (1, 2, …):
-        :func:`course_lib.http_json.retry_wait`.
+        :func:`course_lib._support.http_json.retry_wait`.
 
         >>> endpoint = RerankEndpoint("m", base_url="http://localhost:1")
         >>> endpoint.wait(1, retry_after="2"), endpoint.wait(1, retry_after="3600")

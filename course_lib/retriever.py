@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from ._support.validation import check_number, validate_query, validate_topk
 from .document import Document
 from .fusion import reciprocal_rank_fusion
 from .node import DocNode
 from .ranking import passes
 from .similarity import get_similarity
-from .validation import check_number, validate_query, validate_topk
 from .vectors import BACKENDS
 
 

@@ -20,15 +20,12 @@ Each takes any ``retrieve(query) -> nodes`` function and any :class:`~course_lib
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .fusion import reciprocal_rank_fusion, union
+from ._support.validation import check_int, validate_query, validate_topk
+from .fusion import Retrieve, reciprocal_rank_fusion, union
 from .llm import ChatLLM
 from .node import DocNode
-from .validation import check_int, validate_query, validate_topk
-
-Retrieve = Callable[[str], list[DocNode]]
 
 
 class ExpansionRetriever:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ._support.validation import check_int
 from .node import DocNode
-from .validation import check_int
 
 # A sentence ends after one of these (the closing mark stays with its sentence).
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")

@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 
 import jieba
 
-from .validation import check_int
+from ._support.validation import check_int
 
 # jieba announces its dictionary load on stderr; that noise would make notebook
 # outputs differ between the first and later runs.

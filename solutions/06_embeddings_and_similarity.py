@@ -8,8 +8,8 @@ Cells are separated by `# %%` lines.
 # %%
 from course_lib import Document, Retriever, load_cmrc2018_kb, split_paragraphs
 from course_lib.embeddings import CharNgramSparseEmbedder, default_embedder
-from course_lib.evaluation import retrieve_all
-from course_lib.pipelines import knowledge_base_document
+from course_lib.lab.evaluation import retrieve_all
+from course_lib.lab.pipelines import knowledge_base_document
 
 kb = load_cmrc2018_kb()
 sparse = Document(texts=kb.files, embed={"sparse": CharNgramSparseEmbedder()})

@@ -7,7 +7,7 @@ Cells are separated by `# %%` lines.
 
 # %%
 from course_lib import Retriever, knowledge_base_document, load_cmrc2018_kb
-from course_lib.evaluation import cut_off_sweep, retrieve_all
+from course_lib.lab.evaluation import cut_off_sweep, retrieve_all
 
 kb = load_cmrc2018_kb()
 doc = knowledge_base_document(kb, embed=True)  # e5

@@ -9,7 +9,7 @@ Cells are separated by `# %%` lines.
 from course_lib import load_cmrc2018_kb
 from course_lib.llm import OfflineLLM
 from course_lib.offline_llm import term_coverage
-from course_lib.pipelines import chapter_rag
+from course_lib.lab.chapter_system import chapter_rag
 
 kb = load_cmrc2018_kb()
 offline_rag = chapter_rag(kb, llm=OfflineLLM())

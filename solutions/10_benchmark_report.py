@@ -7,7 +7,7 @@ Cells are separated by `# %%` lines.
 
 # %%
 from course_lib import Retriever, evaluate, load_cmrc2018_kb
-from course_lib.pipelines import small_to_big, summary_document
+from course_lib.lab.pipelines import small_to_big, summary_document
 
 kb = load_cmrc2018_kb()
 summaries = summary_document(kb)

@@ -3,19 +3,18 @@
 import pytest
 
 from course_lib import DocNode
-from course_lib.datasets import KnowledgeBase, Question
+from course_lib.lab.datasets import KnowledgeBase, Question
 from course_lib.llm import OfflineLLM
-from course_lib.rag import (
+from course_lib.lab.question_bank import question_bank
+from course_lib.lab.rag_evaluation import (
     FULL_SYSTEM,
-    MultiPathRAG,
     ablation_table,
     ablations,
-    drop_contained,
     format_ablation_table,
     measure_system,
     split_stored_asked,
 )
-from course_lib.related import question_bank
+from course_lib.rag import MultiPathRAG, drop_contained
 from course_lib.rerank import Reranker
 
 TEA = "龙井属于绿茶。普洱属于黑茶。"
@@ -213,7 +212,7 @@ def test_ablation_table_pairs_tests_and_adjusts_over_all_comparisons():
 
 # ---------------------------------------------------------------- chapter_rag
 def test_chapter_rag_stored_questions_and_dedupe(cmrc_kb):
-    from course_lib.pipelines import chapter_rag
+    from course_lib.lab.chapter_system import chapter_rag
 
     default = chapter_rag(cmrc_kb, llm=OfflineLLM())
     assert (default.qa_parents, default.dedupe, default.reranker.topk) == (False, False, 3)

@@ -8,20 +8,19 @@ import pytest
 
 from course_lib import DocNode
 from course_lib import answerability as ans
-from course_lib.answerability import (
-    AnswerabilityDetector,
+from course_lib.answerability import AnswerabilityDetector, choose_threshold
+from course_lib.lab.answerability_evaluation import (
     answerability_set,
     auroc,
-    choose_threshold,
     cross_validate,
     decline_rates,
     roc_table,
-    threshold_rule_test,
 )
-from course_lib.datasets import Question, SquadSet, build_knowledge_base
+from course_lib.lab.try_it_checks import threshold_rule_test
+from course_lib.lab.datasets import Question, SquadSet, build_knowledge_base
 from course_lib.llm import OfflineLLM
 from course_lib.rag import DECLINED, MultiPathRAG
-from course_lib.widgets import answer_html, format_answer
+from course_lib.lab.widgets import answer_html, format_answer
 
 TOPICS = ["长城", "故宫", "西湖", "黄山", "泰山", "丽江", "敦煌", "桂林", "黄河", "长江",
           "三峡", "华山", "峨眉", "苏州", "洱海", "天山", "鼓浪屿", "兵马俑", "布达拉宫", "九寨沟"]
@@ -317,7 +316,7 @@ def test_on_cmrc_the_detector_reaches_the_issue_target(cmrc_result):
 
 
 def test_on_cmrc_chapter_rag_declines_what_notebook_09_answered(cmrc_kb, cmrc_result):
-    from course_lib.pipelines import chapter_rag
+    from course_lib.lab.chapter_system import chapter_rag
 
     data, candidates, _ = cmrc_result
     detector = ans.fit_detector(cmrc_kb, data, candidates)

@@ -28,16 +28,16 @@ import pytest
 from openai_standin import StandIn
 
 from course_lib import DocNode, Document, Retriever, readers, register_reader
-from course_lib.cli import main as cli_main
-from course_lib.datasets import DatasetFormatError, KnowledgeBase, load_squad
+from course_lib.lab.cli import main as cli_main
+from course_lib.lab.datasets import DatasetFormatError, KnowledgeBase, load_squad
 from course_lib.embeddings import Embedder
 from course_lib.fusion import MultiRetriever, reciprocal_rank_fusion, union
 from course_lib.llm import LLMError, OfflineLLM, OpenAIChat, get_llm
 from course_lib.rag import MultiPathRAG
 from course_lib.rerank import FeatureReranker, KeywordFilter, Reranker
 from course_lib.similarity import get_similarity
-from course_lib.validation import MAX_QUERY_CHARS
-from course_lib.widgets import explore, query_explorer, threshold_slider
+from course_lib._support.validation import MAX_QUERY_CHARS
+from course_lib.lab.widgets import explore, query_explorer, threshold_slider
 
 
 @dataclass(frozen=True)
@@ -1002,8 +1002,8 @@ def _cli_no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def reached(*args: object, **kwargs: object) -> None:
         raise AssertionError("work started before the arguments were checked")
 
-    for name in ("course_lib.cli.build_knowledge_base", "course_lib.cli.fetch_cmrc2018",
-                 "course_lib.evaluation.evaluate", "course_lib.reproduce.reproduce"):
+    for name in ("course_lib.lab.cli.build_knowledge_base", "course_lib.lab.cli.fetch_cmrc2018",
+                 "course_lib.lab.evaluation.evaluate", "course_lib.lab.reproduce.reproduce"):
         monkeypatch.setattr(name, reached)
 
 
@@ -1037,7 +1037,7 @@ def _corpus_with_notes(tmp_path: Path) -> Path:
 
 
 def _save_into_corpus(tmp_path: Path) -> None:
-    from course_lib.persist import save
+    from course_lib.store.persist import save
 
     corpus = _corpus_with_notes(tmp_path)
     try:
@@ -1047,7 +1047,7 @@ def _save_into_corpus(tmp_path: Path) -> None:
 
 
 def _load_or_build_over_corpus(tmp_path: Path) -> None:
-    from course_lib.persist import load_or_build
+    from course_lib.store.persist import load_or_build
 
     corpus, reports, built = _corpus_with_notes(tmp_path), [], []
     try:
@@ -1059,19 +1059,19 @@ def _load_or_build_over_corpus(tmp_path: Path) -> None:
 
 
 def _persist(name: str) -> Any:
-    from course_lib import persist
+    from course_lib.store import persist
 
     return getattr(persist, name)
 
 
 def _milvus(**kwargs: Any) -> Any:
-    from course_lib.milvus_store import MilvusStore
+    from course_lib.store.milvus_store import MilvusStore
 
     return MilvusStore(**kwargs)
 
 
 def _milvus_error() -> type[BaseException]:
-    from course_lib.milvus_store import MilvusStoreError
+    from course_lib.store.milvus_store import MilvusStoreError
 
     return MilvusStoreError
 

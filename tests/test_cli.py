@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from course_lib.cli import main
-from course_lib.datasets import fetch_cmrc2018
+from course_lib.lab.cli import main
+from course_lib.lab.datasets import fetch_cmrc2018
 
 JSON_KEYS = {"pipeline", "questions", "skipped", "recall@1", "recall@3", "recall@5", "mrr@5",
              "context_relevance@1", "context_relevance@3", "context_relevance@5", "seconds"}
@@ -80,7 +80,7 @@ def test_a_failure_during_the_work_is_one_line_and_leaves_no_file(tmp_path, caps
     def broken(kb, pipeline):
         raise ValueError("the pipeline broke\nhalfway")
 
-    monkeypatch.setattr("course_lib.evaluation.evaluate", broken)
+    monkeypatch.setattr("course_lib.lab.evaluation.evaluate", broken)
     squad = small_squad(tmp_path / "s.json")
     assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
                  "--json", str(tmp_path / "r.json")]) == 2
@@ -91,7 +91,7 @@ def test_a_failure_during_the_work_is_one_line_and_leaves_no_file(tmp_path, caps
 
 def test_json_is_written_atomically_and_a_failed_write_leaves_the_old_file(tmp_path,
                                                                            monkeypatch):
-    from course_lib import cli
+    from course_lib.lab import cli
     target = tmp_path / "r.json"
     cli._write_json({"a": 1}, target)
     assert json.loads(target.read_text()) == {"a": 1}
@@ -108,13 +108,13 @@ def test_json_is_written_atomically_and_a_failed_write_leaves_the_old_file(tmp_p
 
 def test_an_unwritable_json_folder_is_refused_before_work(tmp_path, capsys, monkeypatch):
     # Root may write anywhere, so the refusal is simulated where the check tries it.
-    from course_lib import cli
+    from course_lib.lab import cli
 
     def refuse(**kwargs):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(cli.tempfile, "mkstemp", refuse)
-    monkeypatch.setattr("course_lib.evaluation.evaluate", None)  # reaching it would fail
+    monkeypatch.setattr("course_lib.lab.evaluation.evaluate", None)  # reaching it would fail
     squad = small_squad(tmp_path / "s.json")
     assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
                  "--json", str(tmp_path / "r.json")]) == 2
@@ -143,7 +143,7 @@ def test_the_module_exits_with_status_2_and_one_line(tmp_path):
 def test_compare_prints_intervals_and_mcnemar_equal_to_scipy(cmrc_kb, tmp_path, capsys):
     from scipy.stats import binomtest
 
-    from course_lib.evaluation import evaluate
+    from course_lib.lab.evaluation import evaluate
 
     out_json = tmp_path / "c.json"
     assert main(["compare", "--squad", str(fetch_cmrc2018()), "bm25-paragraph",
@@ -228,7 +228,7 @@ def test_evaluate_run_alone_and_a_bad_unit_id_write_nothing(tmp_path, capsys, mo
     def spaced(kb, pipeline, keep_rankings=False):
         return {"rankings": [[DocNode("熊猫主要吃竹子。", uid="a b")]]}
 
-    monkeypatch.setattr("course_lib.evaluation.evaluate", spaced)
+    monkeypatch.setattr("course_lib.lab.evaluation.evaluate", spaced)
     assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
                  "--run", str(tmp_path / "run.txt"), "--json", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err
@@ -237,8 +237,8 @@ def test_evaluate_run_alone_and_a_bad_unit_id_write_nothing(tmp_path, capsys, mo
 
 
 def test_data_fetches_and_summarises_trial_and_dev(capsys, monkeypatch):
-    from course_lib import cli
-    from course_lib.datasets import DatasetUnavailableError
+    from course_lib.lab import cli
+    from course_lib.lab.datasets import DatasetUnavailableError
 
     try:
         fetch_cmrc2018(split="dev")

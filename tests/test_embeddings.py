@@ -24,9 +24,9 @@ from course_lib.embeddings import (
     cpu_threads,
     default_embedder,
     known_prefixes,
-    read_cache,
     text_hash,
 )
+from course_lib.store.vector_shards import read_cache
 
 
 @pytest.fixture(scope="module")

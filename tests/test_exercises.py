@@ -10,8 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import exercises
-from course_lib.exercises import EXERCISES, check
+from course_lib.lab import exercises
+from course_lib.lab.exercises import EXERCISES, check
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = importlib.util.spec_from_file_location("sync", ROOT / "tools" / "sync.py")

@@ -7,7 +7,7 @@ import pytest
 
 from course_lib import DocNode, Document, Retriever, readers, register_reader
 from course_lib.llm_groups import QADocNode
-from course_lib.persist import FORMAT_VERSION, PersistError, load, save
+from course_lib.store.persist import FORMAT_VERSION, PersistError, load, save
 
 
 @pytest.fixture()

@@ -9,7 +9,7 @@ import pytest
 from pymilvus import DataType
 
 from course_lib import Document, Retriever
-from course_lib.milvus_store import MilvusStore, MilvusStoreError, fingerprint
+from course_lib.store.milvus_store import MilvusStore, MilvusStoreError, fingerprint
 
 
 @pytest.fixture()

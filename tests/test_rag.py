@@ -5,7 +5,7 @@ from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import LLMParser
 from course_lib.rag import MultiPathRAG, answer_contains, llm_context_recall
 from course_lib.rerank import Reranker
-from course_lib.widgets import answer_html, chat_panel, format_answer
+from course_lib.lab.widgets import answer_html, chat_panel, format_answer
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_empty_candidates_still_answer():
 
 
 def test_chapter_rag_embeds_with_e5(cmrc_kb):
-    from course_lib.pipelines import chapter_rag
+    from course_lib.lab.chapter_system import chapter_rag
 
     rag = chapter_rag(cmrc_kb, llm=OfflineLLM())
     cosine = rag.retriever.paths["coarse chunks, cosine"]

@@ -5,10 +5,11 @@ import csv
 import pytest
 
 from course_lib import DocNode, Document, Retriever, knowledge_base_document, readers
-from course_lib.exercises import try_it
+from course_lib.lab.exercises import try_it
 from course_lib.llm_groups import QADocNode
-from course_lib.related import question_bank, related_questions, same_paragraph_rates
-from course_lib.try_it_checks import (
+from course_lib.lab.question_bank import question_bank, same_paragraph_rates
+from course_lib.related import related_questions
+from course_lib.lab.try_it_checks import (
     check_answer_or_search,
     check_csv_reader,
     check_first_paragraphs_filter,

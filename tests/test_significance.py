@@ -1,4 +1,4 @@
-"""The course's statistics (course_lib.significance) equal scipy.stats on the same data.
+"""The course's statistics (course_lib.lab.significance) equal scipy.stats on the same data.
 
 The course writes its formulas out because they are the lesson; these tests hold them
 to the well-kept implementations: ``binomtest`` (the exact interval and McNemar's
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from course_lib.significance import (
+from course_lib.lab.significance import (
     bootstrap_interval,
     compare_pair,
     holm,

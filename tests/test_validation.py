@@ -1,11 +1,11 @@
-"""The argument checks of course_lib.validation, and the modules that use them."""
+"""The argument checks of course_lib._support.validation, and the modules that use them."""
 
 import math
 
 import numpy as np
 import pytest
 
-from course_lib.validation import (
+from course_lib._support.validation import (
     TOPK_RANGE,
     check_int,
     check_number,
@@ -140,7 +140,7 @@ def test_modules_keep_their_messages(call, message):
 
 def test_exercise_answers_computed_with_numpy_count_as_numbers():
     # before: np.int64(3) for an expected 3 was marked wrong (only int/float were numbers)
-    from course_lib.exercises import _same
+    from course_lib.lab.exercises import _same
 
     assert _same(np.int64(3), 3, 0.0) and _same(np.float32(0.5), 0.5, 1e-6)
     assert not _same(True, 1, 0.0) and not _same(np.int64(4), 3, 0.5)

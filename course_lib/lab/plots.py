@@ -425,7 +425,7 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
     """Recall@k against context relevance@k, one point per cut-off (its value beside it).
 
     ``sweeps`` maps the name of the score each cut-off applies to (e.g. "cosine (e5)")
-    to the rows of :func:`course_lib.evaluation.cut_off_sweep`; a bare list of rows is one
+    to the rows of :func:`course_lib.lab.evaluation.cut_off_sweep`; a bare list of rows is one
     unnamed curve. Labels that would overlap are moved around their point, or left out
     (hover shows every point); points that coincide share one label ("0–0.1").
     ``chosen`` circles the first curve's point at that cut-off (the slider's choice): its
@@ -541,7 +541,7 @@ def score_histograms(panels: dict[str, dict[str, Sequence[float]]],
     that where each model puts its scores can be compared at a glance.
 
     ``panels`` maps a model (e.g. "cosine (e5)") to groups of scores, e.g. the "gold
-    paragraph" and "other paragraphs" of :func:`course_lib.evaluation.scores_by_hit`.
+    paragraph" and "other paragraphs" of :func:`course_lib.lab.evaluation.scores_by_hit`.
     Each group is drawn as the share of *its own* scores per bin (percent), so a group of
     1,000 and one of 4,000 compare (their sizes are in the panel's title); the first group
     of each panel is highlighted.

@@ -1,6 +1,6 @@
 """Replace a folder as a whole: never someone else's folder, never half of one.
 
-:func:`course_lib.persist.save` writes a knowledge base through this module. Nothing
+:func:`course_lib.store.persist.save` writes a knowledge base through this module. Nothing
 here knows what the folder holds: the caller says how to write a copy and how to
 recognise one of its own (:class:`SafeFolder`).
 

@@ -20,10 +20,10 @@ What is promised
 * **A crash leaves the old copy or the new one**, and **saves take turns**: the new copy
   is written beside the old one and swapped in with two renames, under a lock; the next
   save or load repairs what a crash left. How, and how far that holds after a power cut
-  or on a network drive: :mod:`course_lib.safe_folder`.
+  or on a network drive: :mod:`course_lib.store.safe_folder`.
 * **Loading trusts nothing.** The manifest is checked against a schema (every field and
   its type); every file it names must be a plain name inside the folder and carry a
-  checksum, which is checked before the file is parsed (:mod:`course_lib.saved_files`).
+  checksum, which is checked before the file is parsed (:mod:`course_lib.store.saved_files`).
   Anything wrong — a damaged or missing file, another format version, vectors from
   another model, bytes that do not parse — raises :class:`PersistError` naming the file
   and the reason, and :func:`load_or_build` then rebuilds and saves afresh. A load that
@@ -56,10 +56,11 @@ from typing import Any
 
 import numpy as np
 
-from .bm25 import BM25Index
-from .document import ROOT, Document, _as_embed_dict
+from .._support.validation import check_number
+from ..bm25 import BM25Index
+from ..document import ROOT, Document, _as_embed_dict
+from ..node import DocNode
 from .json_shape import type_name
-from .node import DocNode
 from .safe_folder import SafeFolder, is_regular
 from .saved_files import (
     MANIFEST,
@@ -69,7 +70,6 @@ from .saved_files import (
     check_shape,
     read_inside,
 )
-from .validation import check_number
 
 __all__ = ["PersistError", "load", "load_or_build", "save"]
 
@@ -81,7 +81,7 @@ LOCK_TIMEOUT_S = 120.0
 NODES = "nodes.jsonl.gz"
 
 # ============================================================ what a saved knowledge base is
-# Shapes as in course_lib.json_shape. What _collect writes and _rebuild reads: change the
+# Shapes as in course_lib.store.json_shape. What _collect writes and _rebuild reads: change the
 # three together (and _SAVED_NAME below).
 _MANIFEST_SHAPE: dict[str, Any] = {
     "format": str, "format_version": int, "course_lib_version": str,
@@ -220,7 +220,7 @@ def _restore_node(record: dict[str, Any], parent: DocNode | None) -> DocNode:
     fields = {"text": record["text"], "group": record["group"], "uid": record["uid"],
               "parent": parent, "metadata": record["metadata"]}
     if record["answer"] is not None:
-        from .llm_groups import QADocNode
+        from ..llm_groups import QADocNode
 
         return QADocNode(**fields, answer=record["answer"])
     return DocNode(**fields)
@@ -243,7 +243,7 @@ def _why_not_saved(folder: Path, names: list[str]) -> str | None:
     listed = _listed_files(folder)
     if listed is None and NODES not in names:
         shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
-        return f"it has no {MANIFEST} written by course_lib.persist; it holds {shown}"
+        return f"it has no {MANIFEST} written by course_lib.store.persist; it holds {shown}"
     extra = [name for name in names if not (
         (name == MANIFEST or name in (listed or set()) or _SAVED_NAME.fullmatch(name))
         and is_regular(folder / name))]
@@ -277,7 +277,7 @@ def save(doc: Document, directory: str | os.PathLike[str], *,
     is touched. A save of the same folder in progress elsewhere is waited for, up to
     ``timeout`` seconds (then ``TimeoutError``). Returns ``Path(directory)``.
     """
-    from . import __version__
+    from .._support.version import __version__
 
     if not isinstance(doc, Document):
         raise TypeError(f"save(doc, directory): doc must be a Document, got {type(doc).__name__}")
@@ -323,7 +323,7 @@ def load(directory: str | os.PathLike[str], embed: Any = None) -> Document:
 
 def _read_manifest(folder: Path, shown: Path) -> dict[str, Any]:
     """``folder``'s manifest, checked field by field; else :class:`PersistError`."""
-    from . import __version__
+    from .._support.version import __version__
 
     if not os.path.lexists(folder / MANIFEST):
         raise PersistError(f"{shown} holds no saved knowledge base (no {MANIFEST})")

@@ -4,7 +4,7 @@ A *pipeline* is anything that maps a question to ranked nodes. For each question
 we record, per rank, whether the unit hits the gold paragraph (edit similarity > 0.5)
 and whether it contains the gold answer span, then average over questions.
 
->>> from course_lib.datasets import load_cmrc2018_kb          # doctest: +SKIP
+>>> from course_lib.lab.datasets import load_cmrc2018_kb          # doctest: +SKIP
 >>> result = evaluate(load_cmrc2018_kb(), "bm25-paragraph")  # doctest: +SKIP
 >>> result["recall@1"] >= 0.95                               # doctest: +SKIP
 True
@@ -16,12 +16,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..embeddings import expected_queries
+from ..metrics import context_relevance, is_hit, mrr_at_k, recall_at_k, split_sentences
+from ..node import DocNode
+from ..ranking import passes, round_score
 from .datasets import KnowledgeBase, Question
-from .embeddings import expected_queries
-from .metrics import context_relevance, is_hit, mrr_at_k, recall_at_k, split_sentences
-from .node import DocNode
 from .pipelines import PIPELINES, build_pipeline
-from .ranking import passes, round_score
 from .significance import SEED, interval
 from .trec import trec_measures
 
@@ -46,12 +46,12 @@ def per_question(questions: Sequence[Question], rankings: Sequence[Sequence[DocN
                  trec: bool = False, hits: Sequence[Sequence[bool]] | None = None
                  ) -> dict[str, list[Any]]:
     """Every metric for every question, as columns in question order — what a *paired*
-    comparison of two runs on the same questions needs (:mod:`course_lib.significance`).
+    comparison of two runs on the same questions needs (:mod:`course_lib.lab.significance`).
 
     Columns: ``id``, ``gold_rank`` (1-based rank of the first unit that hits the gold
     paragraph, ``None`` when none does), then ``recall@k``, ``mrr@k``,
     ``context_relevance@k`` (and ``span_recall@k`` given ``files``) for each k, and with
-    ``trec=True`` ``ndcg@10`` and ``map@10`` from ``trec_eval`` (:mod:`course_lib.trec`).
+    ``trec=True`` ``ndcg@10`` and ``map@10`` from ``trec_eval`` (:mod:`course_lib.lab.trec`).
     ``hits``: per question, whether each node hits the gold paragraph, if already known.
 
     >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")
@@ -99,7 +99,7 @@ def score_rankings(questions: Sequence[Question], rankings: Sequence[Sequence[Do
 def intervals(columns: dict[str, list[Any]], seed: int = SEED) -> dict[str, list[float]]:
     """A 95 % interval for the mean of every metric column: exact (Clopper–Pearson) for
     hit/miss columns such as recall@k, a seeded bootstrap over questions for the others
-    (MRR@k, context relevance, nDCG) — :func:`course_lib.significance.interval`."""
+    (MRR@k, context relevance, nDCG) — :func:`course_lib.lab.significance.interval`."""
     return {key: [round(x, 4) for x in interval(values, seed=seed)]
             for key, values in columns.items() if key not in ("id", "gold_rank")}
 
@@ -113,11 +113,11 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
     The returned dict holds ``pipeline``, ``questions``, ``skipped``, ``recall@k``,
     ``mrr@k``, ``context_relevance@k`` for each k, ``span_recall@k`` for chunk
     pipelines (or when ``span_recall=True``), ``ndcg@10`` and ``map@10`` (by
-    ``trec_eval``, :mod:`course_lib.trec`), ``intervals`` (a 95 % interval per metric,
+    ``trec_eval``, :mod:`course_lib.lab.trec`), ``intervals`` (a 95 % interval per metric,
     :func:`intervals`), ``per_question`` (:func:`per_question`'s columns, for paired
     comparisons), ``seconds`` (index build included) and ``ms_per_query`` (retrieval
     only, after the build). ``keep_rankings=True`` adds the ranked nodes under
-    ``rankings`` (what a TREC run file lists: :func:`course_lib.trec.run_lines`).
+    ``rankings`` (what a TREC run file lists: :func:`course_lib.lab.trec.run_lines`).
 
     ``base``: for a pipeline registered as a cut-off of another (``cut_off_of``), that
     other pipeline's result on the same ``kb``, kept with ``keep_rankings=True``; its
@@ -342,8 +342,8 @@ def cut_off_columns(questions: Sequence[Question], rankings: Sequence[Sequence[D
     nothing) and ``kept`` (nodes kept), in question order.
 
     :func:`cut_off_sweep` gives only the means over questions; these columns are what an
-    interval (:func:`course_lib.significance.interval`) or a paired comparison of two
-    cut-offs on the same questions (:func:`course_lib.significance.compare_pair`) needs.
+    interval (:func:`course_lib.lab.significance.interval`) or a paired comparison of two
+    cut-offs on the same questions (:func:`course_lib.lab.significance.compare_pair`) needs.
     Their means are exactly the sweep's row for ``threshold``.
 
     >>> q = Question("1", "长城东起哪里？", ["山海关"], [5], "p1", "长城东起山海关。")

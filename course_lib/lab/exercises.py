@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .validation import is_number
+from .._support.places import COURSE_ROOT
+from .._support.validation import is_number
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+SOLUTIONS = COURSE_ROOT / "solutions"
 
 
 @dataclass(frozen=True)

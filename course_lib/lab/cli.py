@@ -7,12 +7,12 @@
   [--qrels OUT]`` — score one pipeline: each metric with its 95 % interval;
   ``--json`` writes the result (with ``intervals`` and ``per_question``), ``--run`` /
   ``--qrels`` a TREC run (tag: the pipeline name) and qrels file for ``trec_eval``,
-  ``ir_measures`` or ``ranx`` (:mod:`course_lib.trec`).
+  ``ir_measures`` or ``ranx`` (:mod:`course_lib.lab.trec`).
 * ``compare --squad FILE [--docs-per-file N] [--baseline NAME] [--json OUT] A B [C ...]``
   — evaluate two or more pipelines on the same questions, print each metric with its
   interval, and test each pipeline against the baseline (``--baseline``, one of those
   named; default the first): paired differences, exact McNemar / sign-flip p-values,
-  Holm-adjusted over the whole table (:mod:`course_lib.comparison`).
+  Holm-adjusted over the whole table (:mod:`course_lib.lab.comparison`).
 * ``reproduce [--squad FILE] [--json OUT]`` — the chapter's tables beside ours, each row
   tested against its table's first row; without ``--squad``, also the settings chosen on
   trial reported on the held-out dev set.
@@ -43,6 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..store.safe_folder import write_text_atomically
 from .datasets import (
     DatasetFormatError,
     DatasetUnavailableError,
@@ -51,7 +52,6 @@ from .datasets import (
     fetch_cmrc2018,
     load_squad,
 )
-from .safe_folder import write_text_atomically
 
 PROG = "python -m course_lib"
 
@@ -204,12 +204,12 @@ def _embed_all(squads: dict[str, SquadSet]) -> None:
 
     ``squads`` holds every split ``data`` fetched (``"trial"``, ``"dev"``). Embedded:
     trial's knowledge base (10 paragraphs per file) and the held-out set the notebooks
-    report on (:func:`~course_lib.datasets.load_held_out_kb`: dev's first 256 paragraphs).
+    report on (:func:`~course_lib.lab.datasets.load_held_out_kb`: dev's first 256 paragraphs).
     The whole dev set is not embedded here (three times the time): ``evaluate --squad``
     on it embeds what its pipeline needs, once.
     """
     from .datasets import load_held_out_kb
-    from .pipelines import embed_knowledge_base
+    from .kb_document import embed_knowledge_base
 
     for name, kb in (("trial", build_knowledge_base(squads["trial"], 10)),
                      ("held-out dev", load_held_out_kb())):
@@ -250,7 +250,7 @@ def _check_evaluate(args: argparse.Namespace) -> Checked:
 
 def _format_intervals(result: dict[str, Any]) -> str:
     """The 95 % intervals of an ``evaluate`` result, laid out under
-    :func:`course_lib.evaluation.format_result`'s table (same rows, one column per k),
+    :func:`course_lib.lab.evaluation.format_result`'s table (same rows, one column per k),
     then ``ndcg@10`` and ``map@10`` with their values."""
     bounds = result["intervals"]
     ks = sorted({int(key.split("@")[1]) for key in bounds if key.startswith("recall@")})

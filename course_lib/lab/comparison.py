@@ -1,18 +1,18 @@
 """Several pipelines on the same questions: each metric with its interval, and which
 differences are real.
 
-:func:`compare_results` takes :func:`course_lib.evaluation.evaluate` results (only their
+:func:`compare_results` takes :func:`course_lib.lab.evaluation.evaluate` results (only their
 ``per_question`` columns are read) and returns a JSON-ready report:
 
 * per pipeline, each metric's mean with its 95 % interval (exact for hit/miss columns
   such as recall@k, a seeded bootstrap over questions otherwise —
-  :func:`course_lib.significance.interval`);
+  :func:`course_lib.lab.significance.interval`);
 * per comparison — each other pipeline against the baseline (the first one named
   unless ``baseline`` says otherwise), for each tested metric — the paired difference
   ``pipeline − baseline`` with its bootstrap interval, won/lost questions, the p-value
   (exact McNemar for recall@k, paired sign-flip randomization for MRR and nDCG), the
   Holm-adjusted p over **all** the comparisons of the report, and a verdict that reads
-  the adjusted p (:func:`course_lib.significance.verdict`).
+  the adjusted p (:func:`course_lib.lab.significance.verdict`).
 
 :func:`format_comparison` prints it. It does not run pipelines (``evaluate`` does), and
 it compares only runs on the very same questions, in the same order.
@@ -50,7 +50,7 @@ def _columns(results: Mapping[str, Mapping[str, Any]], keys: Sequence[str]
         table = result.get("per_question") if isinstance(result, Mapping) else None
         if not isinstance(table, Mapping) or "id" not in table:
             raise ValueError(f"result {name!r} has no per_question columns with question ids; "
-                             "pass what course_lib.evaluation.evaluate returns")
+                             "pass what course_lib.lab.evaluation.evaluate returns")
         missing = [key for key in keys if key not in table]
         if missing:
             have = ", ".join(k for k in table if k not in ("id", "gold_rank"))

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .answerability import answerability_possible, evaluate_answerability
+from .answerability_evaluation import answerability_possible, evaluate_answerability
 from .datasets import KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, PIPELINES, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
@@ -183,7 +183,7 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
 
 def compare_with_first(results: list[dict[str, Any]], metric: str) -> list[dict[str, Any] | None]:
     """Each result after the first compared with the first on ``metric``, paired over
-    the same questions (:func:`course_lib.significance.compare_pair`), with Holm's
+    the same questions (:func:`course_lib.lab.significance.compare_pair`), with Holm's
     correction over the comparisons of the table (``p_holm``) and ``marked`` when that
     is below :data:`ALPHA`. The first row gets ``None``."""
     baseline = results[0]["per_question"][metric]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .validation import is_int
+from .._support.validation import is_int
 
 _NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
           list: "a list", dict: "an object", type(None): "null"}

@@ -47,7 +47,7 @@ class EmbeddingService:
 
     def __init__(self, embedder: Any = None, model: str = "course-e5") -> None:
         if embedder is None:
-            from .embeddings import default_embedder
+            from ..embeddings import default_embedder
 
             embedder = default_embedder()
         if getattr(embedder, "sparse", False):

@@ -2,7 +2,7 @@
 
 Each ``check_*`` function takes what the learner wrote (and what it needs from the
 notebook) and returns ``True`` or a sentence saying what is wrong — the ``test`` that
-:func:`course_lib.exercises.try_it` expects. They build their own small inputs, so a
+:func:`course_lib.lab.exercises.try_it` expects. They build their own small inputs, so a
 learner's answer is tried on cases the notebook did not print.
 
 >>> check_first_paragraphs_filter({"paragraph_index": [0]}, None)
@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from .._support.validation import is_number
+from ..answerability import choose_threshold
+from ..document import Document
+from ..node import DocNode
+from ..readers import READERS, register_reader
+from ..rerank import Reranker
+from ..retriever import Retriever, matches_filters
 from .datasets import KnowledgeBase
-from .document import Document
-from .node import DocNode
-from .readers import READERS, register_reader
-from .rerank import Reranker
-from .retriever import Retriever, matches_filters
-from .validation import is_number
 
 __all__ = ["FAQ_ROWS", "check_answer_or_search", "check_bind_pipeline", "check_csv_reader",
            "check_encode_embedder", "check_first_paragraphs_filter", "check_joined_context",
@@ -158,12 +159,12 @@ def check_encode_embedder(cls: Any, service: Any, texts: Sequence[str],
                           query: str) -> bool | str:
     """Notebook 06: is ``cls`` an :class:`~course_lib.embeddings.HTTPEmbedder` subclass
     that speaks the ``/v2/encode`` dialect of ``service`` (an
-    :class:`~course_lib.embedding_service.EmbeddingService`)?
+    :class:`~course_lib.lab.embedding_service.EmbeddingService`)?
 
     Builds ``cls(service.url + "/v2/encode")`` and compares its ``embed(texts)`` and
     ``embed_query(query)`` with what the service's embedder computes in this process.
     """
-    from .embeddings import HTTPEmbedder
+    from ..embeddings import HTTPEmbedder
 
     if not (isinstance(cls, type) and issubclass(cls, HTTPEmbedder)):
         return f"give a class that subclasses HTTPEmbedder, not {cls!r:.60}"
@@ -254,7 +255,7 @@ def check_bind_pipeline(chain: Any, by_hand: Callable[[str], Any],
     >>> check_bind_pipeline(pipeline(str.upper, bind(str.__add__, "a")), by_hand, ["a", "b"])
     "for 'b' the pipeline gave 'Ba', the plain function 'Bb'"
     """
-    from .fusion import pipeline
+    from ..fusion import pipeline
 
     if not isinstance(chain, pipeline):
         return f"give a pipeline(...), not {chain!r:.60}"
@@ -302,7 +303,7 @@ def _other_p_values(a: np.ndarray, b: np.ndarray) -> dict[str, list[float]]:
 def check_paired_p_value(p_value: Any, a_hits: Sequence[float],
                          b_hits: Sequence[float]) -> bool | str:
     """Notebook 01: is ``p_value`` the two-sided exact McNemar p-value
-    (:func:`course_lib.significance.mcnemar`) of two hit/miss columns on the same
+    (:func:`course_lib.lab.significance.mcnemar`) of two hit/miss columns on the same
     questions? A value that is an *unpaired* test of the two totals (Fisher's exact
     test, the χ² or z-test of two proportions, an independent t-test), a one-sided
     p-value or a paired approximation (McNemar's χ², the paired t-test) is named as
@@ -350,3 +351,64 @@ def check_paired_p_value(p_value: Any, a_hits: Sequence[float],
     return (f"{shown} is not the exact McNemar p-value of these two hit columns: which "
             "questions carry the evidence, and how would they split if the pipelines were "
             "equally good?")
+
+
+# ---------------------------------------------------------------- notebook 12
+def threshold_rule_test(rule: Callable[[Sequence[float], float], float]) -> bool | str:
+    """For the notebook's "try it": does ``rule(answerable_scores, max_wrong)`` decline
+    (scores strictly below it) the same scores as :func:`choose_threshold` — the k-th
+    lowest score, k = ⌊max_wrong · (n + 1)⌋? ``True``, or what is wrong.
+
+    >>> threshold_rule_test(choose_threshold)
+    True
+    >>> threshold_rule_test(lambda scores, max_wrong: min(scores))
+    'with max_wrong=0.05 and 100 scores it declines 0 of them; the rule declines 4 (k = 5)'
+    """
+    rng = np.random.default_rng(0)
+    for n, max_wrong in ((100, 0.05), (40, 0.1), (7, 0.05), (250, 0.02)):
+        scores = [round(float(x), 3) for x in rng.random(n)]
+        threshold = rule(list(scores), max_wrong)
+        if not isinstance(threshold, (int, float, np.floating, np.integer)):
+            return f"it returned {type(threshold).__name__}, not a number"
+        below = sum(s < threshold for s in scores)
+        expected = sum(s < choose_threshold(scores, max_wrong) for s in scores)
+        if below != expected:
+            k = math.floor(max_wrong * (n + 1) + 1e-9)
+            return (f"with max_wrong={max_wrong} and {n} scores it declines {below} of them; "
+                    f"the rule declines {expected} (k = {k})")
+    return True
+
+
+def coverage_rule_test(best_coverage: Callable[[str, Sequence[DocNode]], float]
+                       ) -> bool | str:
+    """For the notebook's "try it": does ``best_coverage(question, candidates)`` give
+    notebook 09's ``term_coverage(question, text)`` of the best candidate (0.0 for none)?
+    ``True``, or the first case it gets wrong.
+
+    >>> from course_lib.offline_llm import term_coverage
+    >>> coverage_rule_test(lambda q, nodes: max((term_coverage(q, n.text) for n in nodes),
+    ...                                         default=0.0))
+    True
+    >>> coverage_rule_test(lambda q, nodes: term_coverage(q, nodes[0].text))[:40]
+    'best_coverage("故宫在哪个城市？", 2 candidates) '
+    """
+    from ..offline_llm import term_coverage
+
+    cases = [("长城东起哪里？", ["长城东起山海关。"]),
+             ("故宫在哪个城市？", ["长城东起山海关。", "故宫在北京，北京是一个城市。"]),
+             ("西湖在哪里？", ["西湖在杭州。", "西湖的湖水很清。", "杭州有西湖。"]),
+             ("《茶经》的作者是谁？", ["长城东起山海关。"]),
+             ("长城东起哪里？", [])]
+    for question, texts in cases:
+        nodes = [DocNode(t, uid=f"n{i}") for i, t in enumerate(texts)]
+        expected = max((term_coverage(question, t) for t in texts), default=0.0)
+        try:
+            got = best_coverage(question, nodes)
+        except Exception as error:  # the learner's code raised: say on which case
+            return (f'best_coverage("{question}", {len(nodes)} candidates) raised '
+                    f"{type(error).__name__}: {error}")
+        if not isinstance(got, (int, float, np.floating)) or abs(got - expected) > 1e-9:
+            return (f'best_coverage("{question}", {len(nodes)} candidates) gave {got!r}, '
+                    f"expected {expected:.3f} (the best term_coverage over the candidates' "
+                    "texts, 0.0 without candidates)")
+    return True

@@ -53,7 +53,7 @@ class PersistError(RuntimeError):
 
 def check_shape(value: Any, shape: Any, where: str, shown: Path | str) -> None:
     """Raise :class:`PersistError` naming the file ``shown`` unless ``value`` has
-    ``shape`` (see :mod:`course_lib.json_shape`)."""
+    ``shape`` (see :mod:`course_lib.store.json_shape`)."""
     problem = json_shape.problem(value, shape, where)
     if problem:
         raise PersistError(f"{shown} is malformed: {problem}")

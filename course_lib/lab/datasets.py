@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .json_shape import problem, type_name
-from .validation import check_int
+from .._support.places import COURSE_ROOT, cache_dir
+from .._support.validation import check_int
+from ..store.json_shape import problem, type_name
 
 CMRC2018_TRIAL = {
     "name": "cmrc2018/cmrc2018_trial.json",
@@ -48,21 +49,11 @@ CMRC2018_DEV = {
 }
 SPLITS = {"trial": CMRC2018_TRIAL, "dev": CMRC2018_DEV}
 MIRROR_ENV = "COURSE_DATA_MIRROR"
-CACHE_ENV = "COURSE_DATA_CACHE"
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
+SAMPLE_DIR = COURSE_ROOT / "data" / "sample"
 
 
 class DatasetUnavailableError(RuntimeError):
     """The data set could not be found, downloaded or verified."""
-
-
-def cache_dir() -> Path:
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    course_data = Path(__file__).resolve().parent.parent / "data"
-    if course_data.is_dir():
-        return course_data / "cache"
-    return Path.home() / ".cache" / "course_lib"
 
 
 def sha256_of(path: Path) -> str:
@@ -203,7 +194,7 @@ class _SquadReader:
 
     def get(self, record: dict[str, Any], key: str, shape: Any, where: str, kind: str,
             optional: bool = False) -> Any:
-        """``record[key]``, checked against ``shape`` (see :mod:`course_lib.json_shape`)."""
+        """``record[key]``, checked against ``shape`` (see :mod:`course_lib.store.json_shape`)."""
         name = f"{where}.{key}" if where else key
         if key not in record:
             if optional:

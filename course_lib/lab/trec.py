@@ -26,7 +26,7 @@ A question for which a pipeline returns nothing is absent from its run. Plain
 flatters the run; ``ir_measures`` and ``trec_eval -c`` count it as 0, as recall@k does,
 and so does :func:`trec_measures`.
 
->>> from course_lib.datasets import Question
+>>> from course_lib.lab.datasets import Question
 >>> from course_lib.node import DocNode
 >>> q = Question("q1", "长城东起哪里？", ["山海关"], [5], "p7", "长城东起山海关。")
 >>> ranking = [DocNode("北京是首都。", uid="doc/p1"), DocNode("长城东起山海关。", uid="doc/p7")]
@@ -43,10 +43,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..metrics import is_hit
+from ..node import DocNode
+from ..store.safe_folder import write_text_atomically
 from .datasets import Question
-from .metrics import is_hit
-from .node import DocNode
-from .safe_folder import write_text_atomically
 
 MEASURES = {"ndcg@10": "nDCG@10", "map@10": "AP@10"}  # our key -> ir_measures' name
 _NO_SPACE = re.compile(r"\s")

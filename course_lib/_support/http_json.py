@@ -69,7 +69,7 @@ def post_json(url: str, payload: Any, *, what: str, headers: dict[str, str] | No
     >>> post_json("http://127.0.0.1:9/x", {}, what="demo endpoint", retries=0, timeout=1)
     Traceback (most recent call last):
     ...
-    course_lib.http_json.EndpointError: demo endpoint http://127.0.0.1:9/x failed after 1 try: \
+    course_lib._support.http_json.EndpointError: demo endpoint http://127.0.0.1:9/x failed after 1 try: \
 could not connect (ConnectError)
     """
     import httpx

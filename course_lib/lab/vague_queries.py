@@ -44,10 +44,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from .._support.validation import check_int, validate_query
+from ..offline_llm import QUESTION_WORDS
+from ..text_tokens import chinese_tokens
 from .datasets import KnowledgeBase
-from .offline_llm import QUESTION_WORDS
-from .text_tokens import chinese_tokens
-from .validation import check_int, validate_query
 
 # Question words and particles: the offline stand-in's list plus the longer question
 # phrases of CMRC 2018 (jieba keeps 哪一年, 什么样, 哪两个 … as one word).
@@ -150,11 +150,11 @@ def vague_questions(kb: KnowledgeBase, seed: int = 0, keep: int = 2,
                     drop_entity: bool = True) -> KnowledgeBase:
     """A copy of ``kb`` whose questions are made vague (:func:`make_vague`, the entity
     judged by ``kb``'s own paragraphs); ids, answers and gold paragraphs are unchanged,
-    in the same order, so :func:`course_lib.evaluation.evaluate` scores it and its
+    in the same order, so :func:`course_lib.lab.evaluation.evaluate` scores it and its
     per-question columns pair with those of the original questions. ``kb`` is not
     changed.
 
-    >>> from course_lib.datasets import load_cmrc2018_kb      # doctest: +SKIP
+    >>> from course_lib.lab.datasets import load_cmrc2018_kb      # doctest: +SKIP
     >>> vague = vague_questions(load_cmrc2018_kb())           # doctest: +SKIP
     >>> vague.questions[4].question                           # doctest: +SKIP
     '分布 地区'

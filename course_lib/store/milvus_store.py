@@ -51,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from .ranking import top_k
-from .validation import check_int
+from .._support.validation import check_int
+from ..ranking import top_k
 
 METRICS = ("COSINE", "IP")
 FINGERPRINT, GROUP, KEY, PREFIX, CREATED = (
@@ -131,7 +131,7 @@ class MilvusStore:
     def __init__(self, uri: str | None = None, token: str | None = None,
                  prefix: str = "course", metric: str = "COSINE", batch_size: int = 1000,
                  keep: int = 3) -> None:
-        from .datasets import cache_dir
+        from .._support.places import cache_dir
 
         if metric not in METRICS:
             raise ValueError(f"metric must be 'COSINE' or 'IP', got {metric!r}")

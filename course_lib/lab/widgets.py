@@ -29,10 +29,10 @@ import html
 import re
 from typing import Any
 
-from .node import DocNode
-from .rag import MultiPathRAG, RAGAnswer
-from .ranking import passes
-from .validation import check_number, validate_query, validate_topk
+from .._support.validation import check_number, validate_query, validate_topk
+from ..node import DocNode
+from ..rag import MultiPathRAG, RAGAnswer
+from ..ranking import passes
 
 BACKEND_LABELS = {"offline": "offline stand-in", "openai": "LLM"}
 
@@ -246,8 +246,9 @@ def explore(kb: Any, question: str, pipeline: str = "bm25-paragraph", group: str
     /``topk``. A line above the table (class ``course-explorer-summary``) says what was
     run and where the gold paragraph is; no results give a sentence saying why
     (class ``course-explorer-empty``), not an empty table."""
-    from .pipelines import build_pipeline, knowledge_base_document
-    from .retriever import Retriever
+    from ..retriever import Retriever
+    from .kb_document import knowledge_base_document
+    from .pipelines import build_pipeline
 
     validate_query(question)
     topk = validate_topk(topk)
@@ -328,7 +329,7 @@ def query_explorer(kb: Any, pipelines: tuple[str, ...] = (
                          "explore(kb, 'your question') instead")
     import ipywidgets as widgets
 
-    from .similarity import SIMILARITIES
+    from ..similarity import SIMILARITIES
 
     cache: dict[str, Any] = {}  # one entry per pipeline name: bounded
     question = widgets.Combobox(value=kb.questions[0].question, ensure_option=False,

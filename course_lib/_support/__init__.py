@@ -1,0 +1,4 @@
+"""Private helpers every other part may use: argument checks (:mod:`.validation`) and
+HTTP with one retry policy and one family of errors (:mod:`.http_json`). Nothing here
+imports the rest of the course; ``make lint`` checks it.
+"""

@@ -1,0 +1,339 @@
+"""Measuring the answerability detector where the answers are known to be missing.
+
+* :func:`answerability_set` builds an evaluation set whose missing answers are known: a
+  seeded share of the knowledge base's paragraphs is removed, so **every question of a
+  removed paragraph becomes unanswerable** (the right reply is "not in the knowledge
+  base"); the other questions stay answerable. Questions are dealt into folds by paragraph.
+* :func:`auroc`, :func:`decline_rates` and :func:`roc_table` score a detector's
+  probabilities against those labels.
+* :func:`cross_validate` fits on the calibration folds and scores the held-out report
+  fold, each fold in turn: nothing is fitted on the questions it is scored on.
+
+>>> auroc([0.9, 0.8, 0.3, 0.1], [True, True, False, False])
+1.0
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .._support.validation import check_int, check_number
+from ..answerability import SIGNALS, AnswerabilityDetector, choose_threshold, fit_model
+from ..node import DocNode
+from .datasets import KnowledgeBase, Question, SquadSet, build_knowledge_base
+
+
+# ---------------------------------------------------------------- the evaluation set
+@dataclass
+class AnswerabilitySet:
+    """Questions with known answerability, and the knowledge base they are asked of.
+
+    ``kb`` is the knowledge base *without* the held-out paragraphs (its ``questions`` are
+    the answerable ones, their ``file_name`` and offsets pointing into it).
+    ``questions`` holds every question, in the original order; ``answerable[i]`` says
+    whether question i's paragraph is still in ``kb``; the unanswerable ones keep the
+    ``file_name`` of the original knowledge base. ``folds[i]`` is question i's fold: all
+    questions of one paragraph share a fold, and each fold has about the same share of
+    removed paragraphs. ``held_out`` lists the removed paragraphs' texts.
+    """
+
+    kb: KnowledgeBase
+    questions: list[Question]
+    answerable: list[bool]
+    folds: list[int]
+    held_out: list[str]
+    seed: int
+    n_folds: int
+
+    def report_fold(self, fold: int) -> list[int]:
+        """Indices of the questions scored in ``fold`` (the others calibrate)."""
+        fold = check_int(fold, "fold", 0, self.n_folds - 1)
+        return [i for i, f in enumerate(self.folds) if f == fold]
+
+    def summary(self) -> str:
+        """One line: what was removed and how many questions of each kind there are."""
+        n_answerable = sum(self.answerable)
+        return (f"{len(self.held_out)} of {len(self.held_out) + len(self.kb.paragraphs)} "
+                f"paragraphs removed (seed {self.seed}): {n_answerable} answerable and "
+                f"{len(self.questions) - n_answerable} unanswerable questions, "
+                f"{self.n_folds} folds by paragraph")
+
+
+def answerability_set(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5,
+                      seed: int = 0, docs_per_file: int = 10) -> AnswerabilitySet:
+    """Remove a seeded share ``held_out`` of the paragraphs that questions point at,
+    rebuild the knowledge base without them (``docs_per_file`` per file, as
+    :func:`~course_lib.lab.datasets.build_knowledge_base`), and label each question.
+
+    All questions of a removed paragraph become unanswerable — even one whose answer
+    happens to be written in another paragraph too (the label is then wrong; notebook 12
+    reads a near case). Paragraphs are told apart by their text, so two equal paragraphs
+    go together. The questions are copies: ``kb`` is unchanged.
+
+    >>> from course_lib.lab.datasets import load_cmrc2018_kb             # doctest: +SKIP
+    >>> print(answerability_set(load_cmrc2018_kb()).summary())       # doctest: +SKIP
+    77 of 256 paragraphs removed (seed 0): ...
+    """
+    if not isinstance(kb, KnowledgeBase):
+        raise TypeError(f"kb must be a KnowledgeBase (load_cmrc2018_kb()), got "
+                        f"{type(kb).__name__}")
+    held_out = check_number(held_out, "held_out", 0, 1)
+    folds = check_int(folds, "folds", low=2)
+    seed = check_int(seed, "seed")
+    asked = list(dict.fromkeys(q.paragraph for q in kb.questions))  # in first-asked order
+    count = round(held_out * len(asked))
+    if min(count, len(asked) - count) < folds:
+        raise ValueError(
+            f"held_out={held_out} of the {len(asked)} paragraphs with questions removes "
+            f"{count} and keeps {len(asked) - count}: each side needs at least folds={folds} "
+            "paragraphs (one per fold); use a larger knowledge base, fewer folds or another "
+            "held_out")
+    rng = random.Random(seed)
+    removed = set(rng.sample(asked, count))
+    ids = {text: f"p{i}" for i, text in reversed(list(enumerate(kb.paragraphs)))}
+    copies = [replace(q, answers=list(q.answers), answer_starts=list(q.answer_starts))
+              for q in kb.questions]
+    kept_questions = [replace(q, paragraph_id=ids[q.paragraph])
+                      for q in copies if q.paragraph not in removed]
+    kept_ids = {q.id for q in kept_questions}
+    squad = SquadSet([(ids[t], t) for t in dict.fromkeys(kb.paragraphs) if t not in removed],
+                     kept_questions, skipped=list(kb.skipped),
+                     fixed_offsets=[i for i in kb.fixed_offsets if i in kept_ids])
+    reduced = build_knowledge_base(squad, docs_per_file)
+    # Folds by paragraph (a question's neighbours share its candidates), dealt separately
+    # from the removed and the kept paragraphs so every fold has both kinds.
+    fold_of: dict[str, int] = {}
+    for group in (sorted(removed, key=asked.index), [t for t in asked if t not in removed]):
+        group = list(group)
+        rng.shuffle(group)
+        fold_of.update({text: i % folds for i, text in enumerate(group)})
+    kept = iter(kept_questions)  # the reduced knowledge base's own question objects
+    questions = [next(kept) if q.paragraph not in removed else q for q in copies]
+    return AnswerabilitySet(reduced, questions, [q.paragraph not in removed for q in questions],
+                            [fold_of[q.paragraph] for q in questions],
+                            [t for t in asked if t in removed], seed, folds)
+
+
+def retrieve_candidates(data: AnswerabilitySet, pipeline: str = "hybrid-rrf"
+                        ) -> list[list[DocNode]]:
+    """Every question's candidates from ``pipeline`` (a registered name) run on the
+    reduced knowledge base ``data.kb``.
+
+    The default, ``hybrid-rrf`` (words + characters + e5, fused by reciprocal rank, top
+    5), holds the gold paragraph about as often as the reranked pipelines and costs a
+    tenth of ``multipath-rerank``; the detector takes the best of each signal over the
+    candidates, so their order matters little (notebook 12 checks the detector on the
+    reranked candidates of ``chapter_rag`` too)."""
+    from .embeddings import expected_queries
+    from .lab.pipelines import build_pipeline
+
+    retrieve = build_pipeline(pipeline, data.kb).retrieve
+    with expected_queries([q.question for q in data.questions]):  # one e5 batch, cached
+        return [list(retrieve(q.question)) for q in data.questions]
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def auroc(scores: Sequence[float], answerable: Sequence[bool]) -> float:
+    """Area under the ROC curve: the chance that a random answerable question scores
+    above a random unanswerable one (ties count half). 1.0 separates them perfectly,
+    0.5 is chance.
+
+    >>> auroc([0.9, 0.5, 0.5, 0.1], [True, True, False, False])
+    0.875
+    """
+    from scipy.stats import rankdata
+
+    scores, labels = _scores_and_labels(scores, answerable)
+    n_pos, n_neg = int(labels.sum()), int((~labels).sum())
+    if not n_pos or not n_neg:
+        raise ValueError(f"auroc needs answerable and unanswerable questions, got {n_pos} "
+                         f"answerable and {n_neg} unanswerable")
+    ranks = rankdata(scores)  # ties get their average rank: they count half
+    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def decline_rates(scores: Sequence[float], answerable: Sequence[bool], threshold: float
+                  ) -> dict[str, float]:
+    """Declining every score below ``threshold``: the share of unanswerable questions
+    declined (``declined``) and of answerable ones declined (``wrongly_declined``).
+
+    >>> decline_rates([0.9, 0.2, 0.4, 0.1], [True, True, False, False], 0.3)
+    {'declined': 0.5, 'wrongly_declined': 0.5}
+    """
+    scores, labels = _scores_and_labels(scores, answerable)
+    declined = scores < threshold
+    return {"declined": float(declined[~labels].mean()) if (~labels).any() else math.nan,
+            "wrongly_declined": float(declined[labels].mean()) if labels.any() else math.nan}
+
+
+def roc_table(scores: Sequence[float], answerable: Sequence[bool],
+              wrong: Sequence[float] = (0.01, 0.02, 0.05, 0.1)) -> list[dict[str, float]]:
+    """Points of the trade-off curve: for each share in ``wrong``, the threshold that
+    declines at most that share of these answerable questions, and what it declines.
+    The thresholds are read off the scores themselves — a description of the curve, not
+    a calibrated promise (for that, :func:`cross_validate`).
+
+    >>> roc_table([0.9, 0.8, 0.3, 0.1], [True, True, False, False], wrong=(0.5,))
+    [{'max_wrong': 0.5, 'threshold': 0.8, 'declined': 1.0, 'wrongly_declined': 0.0}]
+    """
+    scores, labels = _scores_and_labels(scores, answerable)
+    rows = []
+    for share in wrong:
+        threshold = choose_threshold(scores[labels], share)
+        rows.append({"max_wrong": share, "threshold": round(threshold, 4),
+                     **decline_rates(scores, labels, threshold)})
+    return rows
+
+
+def _scores_and_labels(scores: Sequence[float], answerable: Sequence[bool]
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    values = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(answerable)
+    if values.ndim != 1 or values.shape != labels.shape:
+        raise ValueError(f"scores and answerable must be two lists of the same length, got "
+                         f"{values.shape} and {labels.shape}")
+    if labels.dtype != np.bool_:
+        raise ValueError(f"answerable must hold True/False, got {labels.dtype}")
+    if not np.isfinite(values).all():
+        raise ValueError("scores must be finite numbers")
+    return values, labels
+
+
+# ---------------------------------------------------------------- cross-validation
+@dataclass
+class CrossValidation:
+    """Held-out results: each question scored by a detector fitted without its fold.
+
+    ``probabilities[i]`` and ``declined[i]`` are question i's, from the model and the
+    threshold of the folds that did not contain it (``thresholds[f]``, ``weights[f]``:
+    fold f's).
+    """
+
+    signals: tuple[str, ...]
+    max_wrong: float
+    probabilities: np.ndarray
+    answerable: np.ndarray
+    declined: np.ndarray
+    thresholds: list[float]
+    weights: list[dict[str, float]]
+
+    @property
+    def auroc(self) -> float:
+        return auroc(self.probabilities, self.answerable)
+
+    @property
+    def declined_share(self) -> float:
+        """Share of the unanswerable questions declined."""
+        return float(self.declined[~self.answerable].mean())
+
+    @property
+    def wrongly_declined_share(self) -> float:
+        """Share of the answerable questions declined."""
+        return float(self.declined[self.answerable].mean())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"signals": list(self.signals), "max_wrong": self.max_wrong,
+                "auroc": round(self.auroc, 4), "declined": round(self.declined_share, 4),
+                "wrongly_declined": round(self.wrongly_declined_share, 4)}
+
+    def summary(self) -> str:
+        """One line: the held-out AUROC and decline shares."""
+        return (f"{' + '.join(self.signals)}: AUROC {self.auroc:.4f}; declined "
+                f"{self.declined_share:.1%} of unanswerable, {self.wrongly_declined_share:.1%} "
+                f"of answerable questions (held-out folds; thresholds for ≤ "
+                f"{self.max_wrong:.0%} on the calibration folds)")
+
+
+def signal_table(data: AnswerabilitySet, candidates: Sequence[Sequence[DocNode]],
+                 detector: AnswerabilityDetector | None = None) -> dict[str, np.ndarray]:
+    """``{signal: one value per question}`` for ``data``'s questions and ``candidates``,
+    computed by ``detector`` (default: all :data:`SIGNALS`, idf from ``data.kb``)."""
+    detector = detector or AnswerabilityDetector(data.kb.paragraphs)
+    matrix = detector.signal_matrix(data.questions, candidates)
+    return {name: matrix[:, j] for j, name in enumerate(detector.signal_names)}
+
+
+def cross_validate(data: AnswerabilitySet, signals: dict[str, Sequence[float]],
+                   use: Sequence[str] | None = None, max_wrong: float = 0.05
+                   ) -> CrossValidation:
+    """For each fold: fit the logistic regression and choose the threshold on the other
+    folds (calibration), then score and decide this fold's questions (report).
+
+    ``signals`` maps names to one value per question (:func:`signal_table`, plus any
+    signal of your own); ``use`` picks the columns (default: all).
+    """
+    use = tuple(signals) if use is None else tuple(use)
+    missing = [name for name in use if name not in signals]
+    if missing or not use:
+        raise ValueError(f"use must name signals among {list(signals)}, got {list(use)}")
+    matrix = np.column_stack([np.asarray(signals[name], dtype=np.float64) for name in use])
+    if len(matrix) != len(data.questions):
+        raise ValueError(f"each signal needs one value per question ({len(data.questions)}), "
+                         f"got {len(matrix)}")
+    labels = np.asarray(data.answerable, dtype=bool)
+    folds = np.asarray(data.folds)
+    probabilities = np.zeros(len(labels))
+    declined = np.zeros(len(labels), dtype=bool)
+    thresholds, weights = [], []
+    for fold in range(data.n_folds):
+        report = folds == fold
+        model = fit_model(matrix[~report], labels[~report], max_wrong)
+        probabilities[report] = model.probabilities(matrix[report])
+        declined[report] = probabilities[report] < model.threshold
+        thresholds.append(round(model.threshold, 4))
+        weights.append({name: round(float(w), 3) for name, w in zip(use, model.coef,
+                                                                    strict=True)})
+    return CrossValidation(use, max_wrong, probabilities, labels, declined, thresholds, weights)
+
+
+def fit_detector(kb: KnowledgeBase, data: AnswerabilitySet | None = None,
+                 candidates: Sequence[Sequence[DocNode]] | None = None,
+                 max_wrong: float = 0.05, embedder: Any = "default") -> AnswerabilityDetector:
+    """A detector ready for ``kb``: fitted on all questions of ``data`` (default:
+    :func:`answerability_set` of ``kb``, seed 0) with their ``candidates`` (default:
+    :func:`retrieve_candidates`), then given ``kb``'s own idf.
+
+    Its threshold is chosen on the questions it was fitted on; :func:`cross_validate`
+    measures how such a detector does on questions it has not seen.
+    """
+    data = data or answerability_set(kb)
+    candidates = candidates if candidates is not None else retrieve_candidates(data)
+    trained = AnswerabilityDetector(data.kb.paragraphs, embedder=embedder)
+    trained.fit(data.questions, candidates, data.answerable, max_wrong)
+    return trained.with_corpus(kb.paragraphs)
+
+
+# ---------------------------------------------------------------- the reproduce row
+BASELINE = ("word_coverage",)
+
+
+def evaluate_answerability(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5,
+                           seed: int = 0, max_wrong: float = 0.05) -> dict[str, Any]:
+    """The reproduce table's numbers: the best candidate's word coverage alone and the
+    full detector, cross-validated on :func:`answerability_set` ``(kb, held_out, folds,
+    seed)`` with the candidates of :func:`retrieve_candidates`."""
+    data = answerability_set(kb, held_out, folds, seed)
+    table = signal_table(data, retrieve_candidates(data))
+    rows = [{"label": "best candidate's word coverage (idf)",
+             **cross_validate(data, table, BASELINE, max_wrong).as_dict()},
+            {"label": "detector: words + bigrams + e5 sentence",
+             **cross_validate(data, table, SIGNALS, max_wrong).as_dict()}]
+    return {"held_out": held_out, "folds": folds, "seed": seed, "max_wrong": max_wrong,
+            "answerable": int(sum(data.answerable)),
+            "unanswerable": int(len(data.answerable) - sum(data.answerable)),
+            "removed_paragraphs": len(data.held_out), "rows": rows}
+
+
+def answerability_possible(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5) -> bool:
+    """Whether ``kb`` has enough paragraphs with questions for :func:`answerability_set`."""
+    asked = len({q.paragraph for q in kb.questions})
+    count = round(held_out * asked)
+    return min(count, asked - count) >= folds
