@@ -222,8 +222,8 @@ def bench_knowledge_base(paragraphs: int = 64, queries: int = 50) -> dict[str, f
     indexed; load vs rebuild."""
     from course_lib import Document, Retriever, load_cmrc2018_kb, split_paragraphs
     from course_lib.embeddings import E5Embedder, USEEmbedder, default_embedder
-    from course_lib.store.persist import load, save
     from course_lib.lab.pipelines import build_pipeline
+    from course_lib.store.persist import load, save
 
     kb = load_cmrc2018_kb()
     result: dict[str, float] = {}

@@ -8,10 +8,25 @@ and, where LazyLLM surprises, documented in the notebooks. The names below are t
 ones notebooks use most, gathered here for ``from course_lib import ...``.
 """
 
+from ._support.http_json import (
+    MalformedReply,
+    RemoteConnectionError,
+    RemoteError,
+    RemoteHTTPError,
+    RemoteTimeout,
+)
 from ._support.version import __version__
 from .answerability import AnswerabilityDetector
 from .document import ROOT, Document, NodeTransform, register_reader
-from .fusion import INPUT, MultiRetriever, bind, parallel, pipeline, reciprocal_rank_fusion
+from .fusion import (
+    INPUT,
+    PREVIOUS,
+    MultiRetriever,
+    bind,
+    parallel,
+    pipeline,
+    reciprocal_rank_fusion,
+)
 from .lab.datasets import (
     DatasetFormatError,
     build_knowledge_base,
@@ -42,12 +57,13 @@ __all__ = [
     "AnswerabilityDetector", "answerability_set", "fit_detector",
     "DatasetFormatError", "DocNode", "Document", "KeywordFilter", "LLMParser", "MultiRetriever",
     "NodeTransform",
-    "INPUT", "ROOT", "Reranker", "Retriever", "SentenceSplitter", "bind", "get_llm", "parallel",
-    "pipeline",
+    "INPUT", "PREVIOUS", "ROOT", "Reranker", "Retriever", "SentenceSplitter", "bind", "get_llm",
+    "parallel", "pipeline",
     "reciprocal_rank_fusion", "register_reranker",
     "PIPELINES", "approx_gpt2_tokens", "build_knowledge_base", "context_recall",
     "context_relevance", "edit_similarity", "evaluate", "fetch_cmrc2018", "is_hit",
     "knowledge_base_document", "load_cmrc2018_kb", "load_sample", "load_squad", "mrr_at_k",
     "recall_at_k", "register_pipeline", "register_bm25", "register_reader", "register_similarity",
     "score_rankings", "split_paragraphs", "__version__",
+    "RemoteError", "RemoteConnectionError", "RemoteTimeout", "RemoteHTTPError", "MalformedReply",
 ]

@@ -37,10 +37,11 @@ import numpy as np
 
 from ._support.validation import check_number, validate_query
 from .bm25 import BM25Stats
+from .index import as_embedder
 from .node import DocNode
 from .offline_llm import content_terms
-from .rerank import _sentences as reranker_sentences
-from .text_tokens import TextCache, char_ngrams, chinese_tokens
+from .rerank import candidate_sentences
+from .text_tokens import TextCache, char_ngrams, chinese_tokens, coverage, covered_terms
 
 SIGNALS = ("word_coverage", "bigram_coverage", "best_sentence")
 SIGNAL_LABELS = {"word_coverage": "word coverage", "bigram_coverage": "bigram coverage",
@@ -177,8 +178,9 @@ class AnswerabilityDetector:
     like the paragraphs it holds, and its sentences are split as the reranker splits
     them (their e5 vectors are then already in the cache).
 
-    Unfitted, it computes :meth:`signals`; :meth:`fit` (or :func:`~course_lib.lab.answerability_evaluation.fit_detector`) learns
-    the weights and the threshold, after which calling it gives a :class:`Verdict`.
+    Unfitted, it computes :meth:`signals`; :meth:`fit` (or
+    :func:`~course_lib.lab.answerability_evaluation.fit_detector`) learns the weights and
+    the threshold, after which calling it gives a :class:`Verdict`.
     """
 
     def __init__(self, corpus: Sequence[str], embedder: Any = "default",
@@ -201,7 +203,7 @@ class AnswerabilityDetector:
             raise ValueError("the best_sentence signal needs an embedder; leave it out of "
                              "signals for a lexical-only detector")
         self.signal_names = tuple(signals)
-        self.embedder = embedder
+        self.embedder = None if embedder is None else as_embedder(embedder)
         self.model: LogisticModel | None = None
         self._bigrams: TextCache[frozenset[str]] = TextCache(32_768, 2_000_000, 20_000)
         self._set_corpus(corpus)
@@ -246,20 +248,17 @@ class AnswerabilityDetector:
         words = {w: self._idf(self._word_df, w) for w in dict.fromkeys(content_terms(question))}
         grams = {g: self._idf(self._gram_df, g)
                  for g in dict.fromkeys(char_ngrams(question, (2,)))}
-        word_total, gram_total = sum(words.values()), sum(grams.values())
         best_words, best_grams, best = -1.0, 0.0, None
         found: list[str] = []
         units = [(node, unit) for node in nodes for unit in _lines(node.text)]
         for node, unit in units:
-            lowered = unit.lower()
-            have = [w for w in words if w in lowered]  # as notebook 09's term_coverage
-            coverage = sum(words[w] for w in have) / word_total if word_total else 0.0
-            if coverage > best_words:
-                best_words, best, found = coverage, node, have
+            # A word counts wherever it occurs in the line, as notebook 09's term_coverage.
+            covered = coverage(words, unit, weights=words, match="substring")
+            if covered > best_words:
+                best_words, best = covered, node
+                found = covered_terms(words, unit, match="substring")
             unit_grams = self._bigrams(unit, lambda t: frozenset(char_ngrams(t, (2,))))
-            if gram_total:
-                best_grams = max(best_grams, sum(v for g, v in grams.items()
-                                                 if g in unit_grams) / gram_total)
+            best_grams = max(best_grams, coverage(grams, unit_grams, weights=grams))
         values = {"word_coverage": max(best_words, 0.0), "bigram_coverage": best_grams}
         evidence = Signals({}, best, found, [w for w in words if w not in found])
         if "best_sentence" in self.signal_names:
@@ -269,7 +268,7 @@ class AnswerabilityDetector:
 
     def _best_sentence(self, question: str, units: list[tuple[DocNode, str]],
                        evidence: Signals) -> float:
-        sentences = [(node, s) for node, unit in units for s in reranker_sentences(unit)]
+        sentences = [(node, s) for node, unit in units for s in candidate_sentences(unit)]
         if not sentences:
             return 0.0
         query = np.asarray(self.embedder.embed_query(question), dtype=np.float64)

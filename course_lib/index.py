@@ -41,12 +41,12 @@ does not rank across several indexes (that is :mod:`course_lib.fusion`).
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
+from ._support.validation import did_you_mean
 from .bm25 import BM25Index
 from .node import DocNode
 from .ranking import rounded, top_k
@@ -68,6 +68,51 @@ class NodeSource(Protocol):
     store: Any
 
     def get_nodes(self, group: str) -> list[DocNode]: ...
+
+
+class FunctionEmbedder:
+    """A plain function ``texts -> vectors`` as an embedder: a query is embedded as a
+    one-text list (``function([query])[0]``), like any text. Made by :func:`as_embedder`."""
+
+    def __init__(self, function: Callable[[list[str]], Any]) -> None:
+        self.function = function
+        self.name = getattr(function, "name", None) or getattr(function, "__name__", None) \
+            or type(function).__name__
+
+    def __call__(self, texts: Sequence[str]) -> Any:
+        return self.function(texts)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return self.function(texts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.function([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        return self.function(list(texts))
+
+    def __repr__(self) -> str:
+        return f"FunctionEmbedder({self.name!r})"
+
+
+def as_embedder(embedder: Any) -> Any:
+    """The one embedder interface every component accepts: an object with ``embed`` /
+    ``__call__`` and ``embed_query`` (any :class:`~course_lib.embeddings.Embedder`) is
+    returned as it is; a plain function ``texts -> vectors`` becomes a
+    :class:`FunctionEmbedder`. Used by ``Document(embed=...)``'s index,
+    :class:`~course_lib.rerank.FeatureReranker` and
+    :class:`~course_lib.answerability.AnswerabilityDetector`. (It lives here, not in
+    :mod:`course_lib.embeddings`, so that the index needs none of the backends.)
+
+    >>> as_embedder(lambda texts: [[float(len(t))] for t in texts]).embed_query("长城")
+    [2.0]
+    """
+    if callable(getattr(embedder, "embed_query", None)):
+        return embedder
+    if callable(embedder):
+        return FunctionEmbedder(embedder)
+    raise TypeError(f"an embedder must be an Embedder (with embed_query) or a function "
+                    f"texts -> vectors, got {type(embedder).__name__}")
 
 
 class ScanIndex:
@@ -187,11 +232,9 @@ class GroupIndex:
             if not found:
                 known = sorted({k for n in nodes for k in (*n.metadata, *n.global_metadata)},
                                key=str)
-                close = difflib.get_close_matches(str(key), [str(k) for k in known], n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ValueError(f"map_key {key!r} is in no node's metadata of group "
-                                 f"{self.group!r}{hint}; the keys its nodes have: {known}, "
-                                 "or 'text' for the nodes' text")
+                                 f"{self.group!r}{did_you_mean(key, known)}; the keys its "
+                                 f"nodes have: {known}, or 'text' for the nodes' text")
             self.maps[key] = table
         return self.maps[key]
 
@@ -240,11 +283,7 @@ class GroupIndex:
     def embed_query(self, key: str, query: str) -> Any:
         """The query's vector under ``key`` (embedders may embed queries differently:
         e5 prefixes "query: ", sparse BM25 vectors hold plain counts)."""
-        embedder = self._embedder(key)
-        if hasattr(embedder, "embed_query"):
-            vector = embedder.embed_query(query)
-        else:
-            vector = embedder([query])[0]
+        vector = as_embedder(self._embedder(key)).embed_query(query)
         return vector if isinstance(vector, dict) else np.asarray(vector, dtype=np.float32)
 
     def vector_index(self, key: str, similarity: Similarity,

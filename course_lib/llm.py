@@ -18,16 +18,22 @@ every text they return is a :class:`Reply` that says which backend wrote it.
 
 from __future__ import annotations
 
-import email.utils
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from . import offline_llm
+from ._support.http_json import (
+    MalformedReply,
+    RemoteError,
+    RemoteHTTPError,
+    RemoteTimeout,
+    is_retried,
+    retry_wait,
+)
+from ._support.transports import Clock, check_base_url, deadline_transport, openai_failure
 from ._support.validation import check_int, check_number, is_number
 from .llm_parsing import (
     clean_reply,
@@ -50,8 +56,10 @@ class Reply(str):
         return reply
 
 
-class LLMError(RuntimeError):
-    """The model could not be reached or answered in a way that cannot be used."""
+LLMError = RemoteError
+"""The old name of every failure of the chat model: :class:`OpenAIChat`'s remote failures
+(the subclasses of :class:`~course_lib._support.http_json.RemoteError`) and incomplete
+settings (a plain ``RemoteError`` whose ``endpoint`` is ``None``)."""
 
 
 PROMPTS = {
@@ -145,10 +153,6 @@ DEFAULT_DEADLINE = 30.0
 MAX_SECONDS = 3600.0
 """The largest ``timeout`` or ``deadline`` accepted: an hour."""
 
-_URL_EXAMPLE = "e.g. 'https://api.openai.com/v1' or 'http://localhost:11434/v1'"
-_RETRIED_STATUS = (408, 409, 429)  # and every 5xx: what the openai client retries
-_BACKOFF_START, _BACKOFF_MAX = 0.5, 8.0  # the openai client's waits between tries
-
 
 class OpenAIChat(ChatLLM):
     """An OpenAI-compatible chat model, with a deadline for each call and bounded retries.
@@ -159,34 +163,28 @@ class OpenAIChat(ChatLLM):
     receiving the *whole* reply, not just the wait between two bytes. A server that never
     answers therefore fails after 30 s: one try of 20 s, a pause, a second try cut at the
     deadline. A model that needs longer for a good answer needs larger values:
-    ``OpenAIChat(timeout=120, deadline=300)`` (or the same through :func:`get_llm`).
+    ``OpenAIChat(timeout=120, deadline=300)`` (or the same through :func:`get_llm`). How
+    the deadline holds: :mod:`course_lib._support.transports`. Proxies set in the
+    environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) are used, under the same deadline.
 
-    How the deadline holds: the HTTP connection's network layer (the ``httpcore2`` network
-    backend under ``httpx2``, which the ``openai`` client uses) is wrapped so that every
-    connect, send and receive waits at most for the time left, of the try and of the
-    call. A server that drips one byte every 2 s is cut off like a silent one, and the
-    connection is closed, so nothing keeps running after the error. Not bounded: the
-    operating system's own name lookup (DNS) for the host. Proxies set in the environment
-    (``HTTPS_PROXY``, ``NO_PROXY``, ...) are used, under the same deadline.
+    **Retries** follow the course's one policy (:mod:`course_lib._support.http_json`, as
+    for every remote client): after HTTP 408, 409, 429 or 5xx, a timeout or a lost
+    connection, wait and try again, at most ``retries`` more times; the wait is what the
+    server asks for (at most 60 s), else 0.5 s doubling up to 8 s, minus up to 25 %
+    jitter. Any other 4xx, such as a bad key, fails at once. A retry is made only if it
+    can start before the deadline: when the wait would reach past it, the call fails at
+    once. Each retry prints one line to stderr (unless ``notice=False``), e.g. ``LLM at
+    http://localhost:11434/v1 not answering (no complete reply within 20 s), retrying
+    (1/3)…``. ``sleep`` does the waiting (tests pass one that records).
 
-    **Retries** are the ``openai`` client's job (``max_retries=retries``), the same
-    policy as :class:`~course_lib.embeddings.OpenAIEmbedder`: after HTTP 408, 409, 429 or
-    5xx, a timeout or a lost connection it waits and tries again, at most ``retries`` more
-    times. The wait is what the server asks for in ``Retry-After`` (or
-    ``retry-after-ms``); without one, 0.5 s doubling per retry up to 8 s, minus up to 25 %
-    random jitter so that many clients do not come back in step. A server asking for more
-    than two minutes is not retried, and neither is any other 4xx, such as a bad key. A
-    retry is made only if it can start before the deadline: when the wait would reach
-    past it, the call fails at once. Each retry prints one line to stderr (unless
-    ``notice=False``), e.g. ``LLM at http://localhost:11434/v1 not answering (no complete
-    reply within 20 s), retrying (1/3)…``.
-
-    What fails in the end is an :class:`LLMError` that names the model, the URL, how
-    many tries were made and what to change. Bad arguments fail before any request: a
-    URL that is not ``http://`` or ``https://`` with a host is a ``ValueError`` naming
-    ``base_url`` (or ``COURSE_LLM_BASE_URL``); a ``timeout`` or ``deadline`` that is not
-    a number of seconds in (0, 3600] and ``retries`` outside [0, 10] are ``ValueError``.
-    Replies longer than ``max_reply_chars`` are cut.
+    What fails in the end is a :class:`~course_lib._support.http_json.RemoteError` (of
+    which :class:`LLMError` is the old name) that names the model, the URL, how many tries
+    were made and what to change; its subclass says what failed (``RemoteTimeout``,
+    ``RemoteConnectionError``, ``RemoteHTTPError``, ``MalformedReply``). Bad arguments fail
+    before any request: a URL that is not ``http://`` or ``https://`` with a host is a
+    ``ValueError`` naming ``base_url`` (or ``COURSE_LLM_BASE_URL``); a ``timeout`` or
+    ``deadline`` that is not a number of seconds in (0, 3600] and ``retries`` outside
+    [0, 10] are ``ValueError``. Replies longer than ``max_reply_chars`` are cut.
     """
 
     backend = "openai"
@@ -194,7 +192,8 @@ class OpenAIChat(ChatLLM):
     def __init__(self, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                  retries: int = 3, temperature: float = 0.0, max_reply_chars: int = 20_000,
-                 deadline: float = DEFAULT_DEADLINE, notice: bool = True) -> None:
+                 deadline: float = DEFAULT_DEADLINE, notice: bool = True,
+                 sleep: Callable[[float], object] = time.sleep) -> None:
         model_name = "model" if model is not None else "COURSE_LLM_MODEL"
         url_name = "base_url" if base_url is not None else "COURSE_LLM_BASE_URL"
         model = model if model is not None else _env("COURSE_LLM_MODEL")
@@ -218,23 +217,21 @@ class OpenAIChat(ChatLLM):
         self.max_reply_chars = check_int(max_reply_chars, "max_reply_chars", 1)
         if not isinstance(notice, bool):
             raise TypeError(f"notice must be True or False, got {notice!r}")
-        self.notice = notice
+        self.notice, self.sleep = notice, sleep
         self.name = f"openai:{self.model}"
 
         from openai import DefaultHttpx2Client, OpenAI
 
-        # trust_env=False: the proxy is chosen here, so that it too goes through the
-        # deadline transport (the client would otherwise open its own for it).
-        http_client = DefaultHttpx2Client(transport=_deadline_transport(self.base_url),
+        # max_retries=0: retrying is the course's policy (the loop in chat), not the client's.
+        http_client = DefaultHttpx2Client(transport=deadline_transport(self.base_url),
                                           trust_env=False)
         self._client = OpenAI(base_url=self.base_url, api_key=api_key or "not-needed",
-                              timeout=self.timeout, max_retries=self.retries,
-                              http_client=http_client)
+                              timeout=self.timeout, max_retries=0, http_client=http_client)
 
     def chat(self, prompt: str, system: str | None = None) -> Reply:
         """The model's reply to ``prompt`` (after an optional ``system`` message).
 
-        Ends within ``deadline`` seconds, with a reply or an :class:`LLMError`.
+        Ends within ``deadline`` seconds, with a reply or a ``RemoteError``.
         """
         import openai
 
@@ -244,64 +241,84 @@ class OpenAIChat(ChatLLM):
             raise TypeError(f"system must be a string or None, got {type(system).__name__}")
         messages = ([{"role": "system", "content": system}] if system else []) + \
             [{"role": "user", "content": prompt}]
-        call = _Call(self)
-        _CALLS.current = call  # what the transport and the network layer go by
-        # One call: the client has already waited and retried when an error reaches us.
-        try:
-            response = self._client.chat.completions.create(
-                model=self.model, messages=messages, temperature=self.temperature)
-            content = response.choices[0].message.content
-            if not isinstance(content, str):
-                raise LLMError(f"model {self.model!r} returned no text")
-            return self._reply(clean_reply(content, self.max_reply_chars))
-        except openai.OpenAIError as error:
-            raise LLMError(self._failure(error, call)) from error
-        except (AttributeError, IndexError, TypeError, ValueError) as error:
-            raise LLMError(f"{self.name} sent a reply that is not a chat completion: "
-                           f"{error}") from error
-        finally:
-            _CALLS.current = None
+        clock, tries, asked, refused = Clock(self.timeout, self.deadline), 0, None, None
+        failure, error = "", None
+        with clock.running():
+            for retry in range(self.retries + 1):
+                if retry:
+                    wait = retry_wait(retry, asked)
+                    if wait >= clock.left():
+                        refused = (f"a retry would wait {wait:.3g} s, past the deadline of "
+                                   f"{self.deadline:g} s ({max(clock.left(), 0):.2g} s left)")
+                        break
+                    if self.notice:
+                        print(f"LLM at {self.base_url} {failure}, retrying "
+                              f"({retry}/{self.retries})…", file=sys.stderr, flush=True)
+                    self.sleep(wait)
+                clock.start_try()
+                tries += 1
+                try:
+                    response = self._client.chat.completions.create(
+                        model=self.model, messages=messages, temperature=self.temperature)
+                except openai.OpenAIError as caught:
+                    error = caught
+                    _, retried, asked, failure = openai_failure(caught)
+                    failure = clock.failure or failure  # a timeout says which limit it hit
+                    if clock.out_of_time or not retried:
+                        break
+                    continue
+                return self._reply(clean_reply(self._text(response), self.max_reply_chars))
+        assert error is not None
+        raise self._failure(error, tries, failure, refused, clock) from error
 
-    def _failure(self, error: Exception, call: _Call) -> str:
-        """The one-line message of the :class:`LLMError` that ``error`` ends a call with."""
+    def _text(self, response: Any) -> str:
+        """The text of a chat completion, or :class:`MalformedReply`."""
+        where = f"{self.name} at {self.base_url}"
+        try:
+            content = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as error:
+            raise MalformedReply(f"{where} sent a reply that is not a chat completion: "
+                                 f"{type(error).__name__}: {error}", self.base_url) from error
+        if not isinstance(content, str):
+            raise MalformedReply(f"{where}: model {self.model!r} returned no text",
+                                 self.base_url)
+        return content
+
+    def _failure(self, error: Exception, tries: int, failure: str, refused: str | None,
+                 clock: Clock) -> RemoteError:
+        """The error a failed call ends with: its class says what failed, its message
+        names the model and URL, counts the tries and says what to change."""
         import openai
 
-        tries = call.tries or _tries(error)
+        kind, _, _, _ = openai_failure(error)
         counted = f"{tries} {'try' if tries == 1 else 'tries'}"
-        if call.out_of_time:
-            return (f"{self.name} at {self.base_url} gave no complete reply within the "
-                    f"deadline of {self.deadline:g} s ({counted}, each allowed timeout="
-                    f"{self.timeout:g} s; last: {call.failure}"
-                    f"{'; ' + call.refused if call.refused else ''}): check that the server is "
-                    "running, or pass larger timeout= and deadline= (seconds) to "
-                    "OpenAIChat or get_llm for a slow model")
-        refused = f"; not retried: {call.refused}" if call.refused else ""
-        if isinstance(error, openai.APITimeoutError):
-            return (f"{self.name} failed after {counted}: {type(error).__name__}: {error} "
-                    f"(no complete reply from {self.base_url} within timeout="
-                    f"{self.timeout:g} s per try; pass a larger timeout= for a slow model)")
-        if isinstance(error, (openai.RateLimitError, openai.InternalServerError,
-                              openai.APIConnectionError)):
-            return (f"{self.name} failed after {counted}: {type(error).__name__}: {error} "
-                    f"(LLM at {self.base_url} {call.failure}){refused}")
-        if isinstance(error, openai.APIStatusError):  # 4xx; 408 and 409 after their retries
-            after = f" after {counted}" if tries > 1 else ""
-            return (f"{self.name} refused the request (HTTP {error.status_code}){after}: "
-                    f"{error.message}{refused}")
-        return f"{self.name} failed: {type(error).__name__}: {error}"
-
-
-def _tries(error: Exception) -> int:
-    """How many requests the ``openai`` client sent before it gave up with ``error``.
-
-    The client numbers its retries in the ``x-stainless-retry-count`` header of every
-    request, and an ``openai.APIError`` keeps the last request it sent.
-    """
-    headers = getattr(getattr(error, "request", None), "headers", {})
-    try:
-        return int(headers.get("x-stainless-retry-count", "0")) + 1
-    except ValueError:
-        return 1
+        timed_out = isinstance(error, openai.APITimeoutError)
+        if clock.out_of_time or (timed_out and refused):
+            return RemoteTimeout(
+                f"{self.name} at {self.base_url} gave no complete reply within the deadline "
+                f"of {self.deadline:g} s ({counted}, each allowed timeout={self.timeout:g} s; "
+                f"last: {failure}{'; ' + refused if refused else ''}): check that the server "
+                "is running, or pass larger timeout= and deadline= (seconds) to OpenAIChat "
+                "or get_llm for a slow model", self.base_url)
+        not_retried = f"; not retried: {refused}" if refused else ""
+        if timed_out:
+            return RemoteTimeout(
+                f"{self.name} failed after {counted}: {type(error).__name__}: {error} (no "
+                f"complete reply from {self.base_url} within timeout={self.timeout:g} s per "
+                "try; pass a larger timeout= for a slow model)", self.base_url)
+        if isinstance(error, openai.APIStatusError):
+            status = error.status_code
+            if is_retried(status):
+                return RemoteHTTPError(
+                    f"{self.name} failed after {counted}: {type(error).__name__}: {error} "
+                    f"(LLM at {self.base_url} {failure}){not_retried}", self.base_url, status)
+            return RemoteHTTPError(f"{self.name} at {self.base_url} refused the request (HTTP "
+                                   f"{status}): {error.message}", self.base_url, status)
+        if isinstance(error, openai.APIConnectionError):
+            return kind(f"{self.name} failed after {counted}: {type(error).__name__}: {error} "
+                        f"(LLM at {self.base_url} {failure}){not_retried}", self.base_url)
+        return kind(f"{self.name} at {self.base_url} failed: {type(error).__name__}: {error}",
+                    self.base_url)
 
 
 # -- checks ----------------------------------------------------------------------------
@@ -325,304 +342,6 @@ def _check_seconds(value: Any, name: str) -> float:
         raise ValueError(f"{name} must be a number of seconds in (0, {MAX_SECONDS:g}], got "
                          f"{value!r}")
     return float(value)
-
-
-def check_base_url(url: Any, name: str = "base_url") -> str:
-    """``url`` without surrounding spaces if it is an ``http://`` or ``https://`` URL
-    with a host; otherwise a ``ValueError`` (``TypeError`` for a non-string) that names
-    ``name``, shows the URL, says what is wrong and what a valid one looks like.
-
-    Checked before any request, so that a typo is not retried as a connection error.
-
-    >>> check_base_url(" http://localhost:11434/v1 ")
-    'http://localhost:11434/v1'
-    >>> check_base_url("htp//localhost:11434/v1", "COURSE_LLM_BASE_URL")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: COURSE_LLM_BASE_URL must be an http:// or https:// URL with a host, ...
-    """
-    if not isinstance(url, str):
-        raise TypeError(f"{name} must be a URL string ({_URL_EXAMPLE}), got "
-                        f"{type(url).__name__}")
-    text = url.strip()
-    try:
-        parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError as error:
-        problem: str | None = str(error)
-    else:
-        if not text:
-            problem = "it is empty"
-        elif any(char.isspace() for char in text):
-            problem = "it contains a space"
-        elif "://" not in text:
-            problem = "it does not start with http:// or https://"
-        elif parts.scheme.lower() not in ("http", "https"):
-            problem = f"its scheme {parts.scheme!r} is not http or https"
-        elif not parts.hostname:
-            problem = "it has no host name"
-        elif parts.path.rstrip("/").endswith("/chat/completions"):
-            problem = ("it ends in /chat/completions, which the client adds itself: give "
-                       "the part before it")
-        else:
-            problem = None
-    if problem:
-        raise ValueError(f"{name} must be an http:// or https:// URL with a host, "
-                         f"{_URL_EXAMPLE}; got {url!r}: {problem}")
-    return text
-
-
-# -- the deadline ----------------------------------------------------------------------
-class _Call:
-    """The clock and record of one :meth:`OpenAIChat.chat` call, in the calling thread.
-
-    The transport starts each try on it; the network layer asks it how long the next
-    socket operation may wait; :meth:`OpenAIChat._failure` reads what happened.
-    """
-
-    def __init__(self, chat: OpenAIChat) -> None:
-        now = time.monotonic()
-        self.budget = chat.deadline
-        self.deadline = now + chat.deadline   # the whole call
-        self.try_deadline = self.deadline     # the current try: min(start + timeout, deadline)
-        self.timeout, self.retries = chat.timeout, chat.retries
-        self.url, self.notice = chat.base_url, chat.notice
-        self.tries = 0
-        self.request: Any = None              # the current try's request (for openai errors)
-        self.failure = "no reply"             # how the last failed try failed
-        self.refused: str | None = None       # why a retry the client wanted was not made
-        self.out_of_time = False              # the deadline ended the call
-
-    def begin_try(self, request: Any) -> None:
-        """Start a try: print the retry notice, or end the call if its time is up."""
-        retry = _retry_count(request, self.tries)
-        self.tries += 1
-        self.request = request
-        now = time.monotonic()
-        if retry and now >= self.deadline:
-            self.give_up()
-        if retry and self.notice:
-            print(f"LLM at {self.url} {self.failure}, retrying ({retry}/{self.retries})…",
-                  file=sys.stderr, flush=True)
-        self.try_deadline = min(now + self.timeout, self.deadline)
-        self.failure = "not answering (the connection was lost during the reply)"
-
-    def failed(self, failure: str, wait: float | None = None) -> bool:
-        """Record a failed try; ``False`` if the client's retry could not start in time.
-
-        ``wait`` is the pause the server asked for; without one the longest pause the
-        client may take before its next try.
-        """
-        self.failure = failure
-        if self.tries > self.retries:
-            return True  # no retry left: the client gives up by itself
-        if wait is None:
-            wait = min(_BACKOFF_START * 2.0 ** (self.tries - 1), _BACKOFF_MAX)
-        left = self.deadline - time.monotonic()
-        if wait < left:
-            return True
-        self.refused = (f"a retry would wait {wait:.3g} s, past the deadline of "
-                        f"{self.budget:g} s ({max(left, 0):.2g} s left)")
-        return False
-
-    def give_up(self) -> None:
-        """End the call now with an error the ``openai`` client passes on without retrying."""
-        import openai
-
-        self.out_of_time = True
-        raise openai.APITimeoutError(request=self.request)
-
-    def timed_out(self) -> None:
-        """A socket operation ran out of the try's time: end the call if nothing can follow."""
-        cut_by_deadline = self.try_deadline >= self.deadline
-        limit = self.timeout if not cut_by_deadline else None
-        self.failure = ("not answering (no complete reply within "
-                        f"{limit:g} s)" if limit is not None else
-                        "not answering (no complete reply before the deadline)")
-        if cut_by_deadline or not self.failed(self.failure):
-            self.give_up()
-
-
-class _CallSlot(threading.local):
-    current: _Call | None = None
-
-
-_CALLS = _CallSlot()  # the call each thread is in, if any
-
-
-def _retry_count(request: Any, default: int) -> int:
-    """Which retry ``request`` is (0: the first try), from the ``openai`` client's header."""
-    try:
-        return int(request.headers.get("x-stainless-retry-count", default))
-    except ValueError:
-        return default
-
-
-def _deadline_transport(url: str) -> Any:
-    """An ``httpx2`` transport for ``url`` whose every socket operation keeps to the deadline.
-
-    ``httpx2``'s own transport (through the proxy the environment names for ``url``, if
-    any), its connection pool given a network backend that cuts each wait to the time
-    left, and wrapped in :class:`_DeadlineTransport`. The network backend is set on the
-    pool's ``_network_backend``: the one private attribute used, checked here (pinned
-    versions: httpx2 and httpcore2 2.16.2, see constraints.txt).
-    """
-    import httpx2
-
-    transport = httpx2.HTTPTransport(proxy=_environment_proxy(url))
-    pool = getattr(transport, "_pool", None)
-    backend = getattr(pool, "_network_backend", None)
-    if backend is None or not callable(getattr(backend, "connect_tcp", None)):
-        raise RuntimeError("OpenAIChat needs httpx2's HTTPTransport to keep its connection "
-                           "pool in ._pool with a ._network_backend, as httpx2 2.16 does: "
-                           "install the versions in constraints.txt")
-    pool._network_backend = _DeadlineBackend(backend)
-    return _DeadlineTransport(transport)
-
-
-def _environment_proxy(url: str) -> str | None:
-    """The proxy that ``*_PROXY`` / ``NO_PROXY`` (or the system's settings) name for ``url``."""
-    import urllib.request
-
-    parts = urlsplit(url)
-    proxies = urllib.request.getproxies()
-    if not proxies or urllib.request.proxy_bypass(parts.hostname or ""):
-        return None
-    return proxies.get(parts.scheme) or proxies.get("all")
-
-
-class _DeadlineTransport:
-    """An ``httpx2`` transport (``handle_request``, ``close``) around another one.
-
-    For a request sent inside :meth:`OpenAIChat.chat` it starts the try's clock (printing
-    the retry notice), records how the try failed, ends the call when the ``openai``
-    client's next retry could not start before the deadline (for an HTTP error, by the
-    ``x-should-retry: false`` header the client obeys), and passes everything else on.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def handle_request(self, request: Any) -> Any:
-        call = _CALLS.current
-        if call is None:
-            return self._inner.handle_request(request)
-        call.begin_try(request)
-        try:
-            response = self._inner.handle_request(request)
-        except Exception as error:
-            import httpx2
-
-            if isinstance(error, httpx2.TransportError) and not isinstance(
-                    error, httpx2.TimeoutException):  # timeouts: recorded by the backend
-                reason = str(error) or type(error).__name__
-                if not call.failed(f"not reachable ({type(error).__name__}: {reason})"):
-                    call.give_up()
-            raise
-        status = response.status_code
-        if status in _RETRIED_STATUS or status >= 500:
-            if not call.failed(f"answered HTTP {status}", _retry_after(response.headers)):
-                response.headers["x-should-retry"] = "false"
-        return response
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def __enter__(self) -> _DeadlineTransport:
-        self._inner.__enter__()
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self._inner.__exit__(*exc_info)
-
-
-def _retry_after(headers: Any) -> float | None:
-    """The pause in seconds a response asks for (``retry-after-ms``, ``Retry-After``)."""
-    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            return float(value) * scale
-        except ValueError:
-            parsed = email.utils.parsedate_tz(value)
-            if parsed is not None:
-                return email.utils.mktime_tz(parsed) - time.time()
-    return None
-
-
-class _DeadlineBackend:
-    """An ``httpcore2`` network backend whose connections keep to the call's deadline."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Any = None) -> _DeadlineStream:
-        return _DeadlineStream(_within_deadline(
-            lambda left: self._inner.connect_tcp(host, port, left, local_address,
-                                                 socket_options), timeout, "connect"))
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> _DeadlineStream:
-        return _DeadlineStream(_within_deadline(
-            lambda left: self._inner.connect_unix_socket(path, left, socket_options),
-            timeout, "connect"))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-class _DeadlineStream:
-    """An ``httpcore2`` network stream whose every wait is cut to the time left."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return _within_deadline(lambda left: self._inner.read(max_bytes, left), timeout,
-                                "read")
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        _within_deadline(lambda left: self._inner.write(buffer, left), timeout, "write")
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> _DeadlineStream:
-        return _DeadlineStream(_within_deadline(
-            lambda left: self._inner.start_tls(ssl_context, server_hostname, left), timeout,
-            "connect"))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-def _within_deadline(operation: Callable[[float | None], Any], timeout: float | None,
-                     kind: str) -> Any:
-    """``operation(wait)``, its ``wait`` the smaller of ``timeout`` and the try's time left.
-
-    Outside a :meth:`OpenAIChat.chat` call, ``operation(timeout)``. When the try's time is
-    up, an ``httpcore2`` timeout (which the ``openai`` client retries) or, when no retry
-    can follow, the error that ends the call.
-    """
-    import httpcore2
-
-    call = _CALLS.current
-    if call is None:
-        return operation(timeout)
-    errors = {"connect": httpcore2.ConnectTimeout, "read": httpcore2.ReadTimeout,
-              "write": httpcore2.WriteTimeout}
-    left = call.try_deadline - time.monotonic()
-    try:
-        if left <= 0:  # a wait of 0 would make the socket non-blocking, not time out
-            raise errors[kind](f"no time left for this try ({kind})")
-        return operation(left if timeout is None else min(timeout, left))
-    except httpcore2.TimeoutException:
-        call.timed_out()  # ends the call, or lets the client retry this timeout
-        raise
 
 
 class OfflineLLM(ChatLLM):

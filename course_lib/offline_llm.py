@@ -31,21 +31,16 @@ import jieba.analyse
 import numpy as np
 
 from .ranking import best_first
-from .text_tokens import char_ngrams, chinese_tokens
+from .text_splitter import split_sentences  # its default rule is this module's
+from .text_tokens import char_ngrams, chinese_tokens, coverage
 
 jieba.setLogLevel(logging.WARNING)
-_SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
 # Words that carry no content in a question: they should not count as evidence.
 QUESTION_WORDS = frozenset(
     "什么 哪 哪里 哪个 哪些 哪一 哪年 多少 几 谁 怎么 怎样 如何 为什么 是否 "
     "吗 呢 的 了 是 在 有 和 与 "
     "what which who whom where when why how is are was were "
     "the a an of in on to do does did".split())
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences ending in 。！？!?；; or '. ', stripped, empties dropped."""
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
 def content_terms(text: str) -> list[str]:
@@ -194,11 +189,7 @@ def split_sub_questions(query: str, limit: int = 3) -> list[str]:
 # ---------------------------------------------------------------- judging and answering
 def term_coverage(question: str, text: str) -> float:
     """Share of the question's content terms that occur in ``text`` (0 when it has none)."""
-    terms = set(content_terms(question))
-    if not terms:
-        return 0.0
-    lowered = text.lower()
-    return sum(term in lowered for term in terms) / len(terms)
+    return coverage(set(content_terms(question)), text, match="substring")
 
 
 def _is_question(sentence: str) -> bool:

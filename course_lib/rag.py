@@ -96,7 +96,7 @@ class MultiPathRAG:
         if rewrite not in (None, "expand", "multi"):
             raise ValueError(f"rewrite must be None, 'expand' or 'multi', got {rewrite!r}")
         context_size = check_int(context_size, "context_size", low=1)
-        for name, value, what in (("reranker", reranker, "a Reranker (nodes, query=...)"),
+        for name, value, what in (("reranker", reranker, "a Reranker (query, nodes)"),
                                   ("qa_path", qa_path, "a retriever query -> list of DocNodes"),
                                   ("answerability", answerability, "a fitted detector "
                                    "(question, nodes) -> verdict, e.g. fit_detector(kb)")):
@@ -134,7 +134,7 @@ class MultiPathRAG:
         first = self.retriever(question)
         queries = self.queries(question, first)
         candidates = union([first] + [self.retriever(q) for q in queries[1:]])
-        ranked = (self.reranker(candidates, query=question) if self.reranker is not None
+        ranked = (self.reranker(question, candidates) if self.reranker is not None
                   else candidates)
         if self.dedupe:
             ranked = drop_contained(ranked, limit=self.context_size)

@@ -16,8 +16,11 @@ model, and ``register_reranker`` adds your own.
 >>> def shared_characters(query, texts):
 ...     return [len(set(query) & set(text)) for text in texts]
 >>> rerank = Reranker("ModuleReranker", model=shared_characters, topk=1, output_format="content")
->>> rerank(nodes, query="狗喜欢什么？")
+>>> rerank("狗喜欢什么？", nodes)
 ['狗喜欢骨头。']
+
+The query comes first, ``reranker(query, nodes)``, as for every scorer ``(query, texts)``;
+LazyLLM's order, ``reranker(nodes, query=...)``, raises a ``TypeError`` that says so.
 """
 
 from __future__ import annotations
@@ -34,22 +37,18 @@ from typing import Any
 
 import numpy as np
 
-from ._support.http_json import (
-    FIRST_WAIT,
-    MAX_RETRY_AFTER,
-    MAX_WAIT,
-    EndpointError,
-    post_json,
-    retry_wait,
-)
+from ._support.http_json import MalformedReply, post_json
 from ._support.validation import check_int, check_number, is_number, validate_query, validate_topk
 from .bm25 import BM25Stats
+from .index import as_embedder
 from .node import DocNode
 from .ranking import best_first, passes, round_score
-from .text_tokens import TextCache, char_ngrams, chinese_tokens, english_tokens
+from .text_splitter import split_sentences
+from .text_tokens import TextCache, char_ngrams, chinese_tokens, coverage, english_tokens
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
 OUTPUT_FORMATS = (None, "content", "dict")
+_NOT_GIVEN: Any = object()  # a reranker's argument left out (None is a value: a wrong one)
 
 
 # ---------------------------------------------------------------- model scorers
@@ -168,22 +167,19 @@ class RerankEndpoint:
     ``COURSE_RERANK_MODEL``. Request: ``{model, query, documents}``; reply:
     ``{"results": [{"index": i, "relevance_score": s}, ...]}``.
 
-    Retries after HTTP 429 or 5xx, a timeout or a lost connection
-    (:mod:`course_lib._support.http_json`'s policy, close to the ``openai`` client's, which also
-    retries 408 and 409): it waits, then tries again, at most ``retries`` more times.
-    The wait is the server's ``Retry-After`` in seconds, at most
-    ``MAX_RETRY_AFTER`` (a server asking for an hour gets a minute and another try);
-    without one (or with an HTTP date, which is not read), 0.5 s doubling per retry up to
-    8 s, minus up to 25 % random jitter so that many clients do not come back in step.
-    Any other 4xx (a bad key, a malformed request) fails at once: asking again cannot
-    help. ``sleep`` does the waiting; tests pass one that records instead. The HTTP part
-    is :func:`course_lib._support.http_json.post_json`; every error is an
-    :class:`~course_lib._support.http_json.EndpointError` (a ``RuntimeError``) naming the endpoint.
+    Retries follow the course's one policy (:mod:`course_lib._support.http_json`, the
+    same for every remote client): after HTTP 408, 409, 429 or 5xx, a timeout or a lost
+    connection it waits, then tries again, at most ``retries`` more times. The wait is the
+    server's ``Retry-After`` (at most 60 s: a server asking for an hour gets a minute and
+    another try); without one, 0.5 s doubling per retry up to 8 s, minus up to 25 %
+    random jitter so that many clients do not come back in step. Any other 4xx (a bad
+    key, a malformed request) fails at once: asking again cannot help. ``sleep`` does the
+    waiting; tests pass one that records instead. The HTTP part is
+    :func:`course_lib._support.http_json.post_json`; every error is a
+    :class:`~course_lib._support.http_json.RemoteError` (a ``RuntimeError``) naming the
+    endpoint, its subclass saying what failed (a reply without the scores:
+    ``MalformedReply``).
     """
-
-    # The waits are http_json's module constants (FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER),
-    # shown here for reading; they are not settings of an endpoint.
-    FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER = FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER  # seconds
 
     def __init__(self, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, timeout: float = 30.0, retries: int = 2,
@@ -206,33 +202,21 @@ class RerankEndpoint:
                           sleep=self.sleep)
         return self._scores(reply, len(texts))
 
-    def wait(self, retry: int, retry_after: str | None = None) -> float:
-        """Seconds to wait before retry number ``retry`` (1, 2, …):
-        :func:`course_lib._support.http_json.retry_wait`.
-
-        >>> endpoint = RerankEndpoint("m", base_url="http://localhost:1")
-        >>> endpoint.wait(1, retry_after="2"), endpoint.wait(1, retry_after="3600")
-        (2.0, 60.0)
-        >>> 0.75 <= endpoint.wait(2) <= 1.0  # 0.5 s · 2, minus up to 25 % jitter
-        True
-        """
-        return retry_wait(retry, retry_after)
-
     def _scores(self, reply: Any, n_texts: int) -> list[float]:
         try:
             scores = [float("nan")] * n_texts
             for item in reply["results"]:
                 scores[int(item["index"])] = float(item["relevance_score"])
         except (KeyError, ValueError, TypeError, IndexError) as error:
-            raise EndpointError(f"rerank endpoint {self.base_url}/rerank gave a bad reply: "
-                                f"{type(error).__name__}: {error}") from error
+            url = f"{self.base_url}/rerank"
+            raise MalformedReply(f"rerank endpoint {url} gave a bad reply: "
+                                 f"{type(error).__name__}: {error}", url) from error
         return scores
 
 
 # ---------------------------------------------------------------- the offline default
 FEATURES = ("bm25_words", "bm25_chars", "term_coverage", "bigram_overlap",
             "dense", "best_sentence")
-_SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=\. )")
 
 
 class FeatureReranker:
@@ -288,7 +272,7 @@ class FeatureReranker:
             from .embeddings import default_embedder
 
             embedder = default_embedder()
-        self.embedder = embedder
+        self.embedder = None if embedder is None else as_embedder(embedder)
         self.cache: TextCache[Counter[str]] = TextCache(
             self.CACHE_ENTRIES, check_int(cache_chars, "cache_chars", low=self.CACHE_TEXT_CHARS),
             self.CACHE_TEXT_CHARS)
@@ -330,7 +314,7 @@ class FeatureReranker:
             self._counts("words", text)
             self._counts("chars", text)
         if self.embedder is not None and self._uses_vectors():
-            self.embedder(list(texts) + [s for t in texts for s in _sentences(t)])
+            self.embedder(list(texts) + [s for t in texts for s in candidate_sentences(t)])
 
     def _uses_vectors(self) -> bool:
         return bool(self.weights["dense"] or self.weights["best_sentence"])
@@ -349,22 +333,19 @@ class FeatureReranker:
                 terms, [self._counts(kind, t) for t in texts]))
         query_words = query_terms["words"]
         idf = {w: stats["words"].idf(w) for w in query_words}
-        total = sum(idf.values()) or 1.0
         values["term_coverage"] = np.array(
-            [sum(idf[w] for w in query_words if w in self._counts("words", t)) / total
-             for t in texts])
+            [coverage(query_words, self._counts("words", t), weights=idf) for t in texts])
         bigrams = {g for g in query_counts["chars"] if len(g) == 2}
         values["bigram_overlap"] = np.array(
-            [len(bigrams & self._counts("chars", t).keys()) / max(len(bigrams), 1) for t in texts])
+            [coverage(bigrams, self._counts("chars", t)) for t in texts])
         if self.embedder is not None and self._uses_vectors():
             values.update(self._vector_features(query, texts))
         return values
 
     def _vector_features(self, query: str, texts: list[str]) -> dict[str, np.ndarray]:
-        sentences = [_sentences(t) for t in texts]
+        sentences = [candidate_sentences(t) for t in texts]
         flat = [s for group in sentences for s in group]
-        embed_query = getattr(self.embedder, "embed_query", None)
-        q = embed_query(query) if embed_query else self.embedder([query])[0]
+        q = self.embedder.embed_query(query)
         vectors = np.vstack([np.asarray(q, dtype=np.float32).reshape(1, -1),
                              np.asarray(self.embedder(texts + flat), dtype=np.float32)])
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -430,14 +411,18 @@ class TermStats:
         return scores
 
 
-def _sentences(text: str) -> list[str]:
-    return list(_split_sentences(text))
-
-
 @functools.lru_cache(maxsize=4096)  # a query meets ~40 candidates, most seen before
-def _split_sentences(text: str) -> tuple[str, ...]:
-    parts = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
-    return tuple(parts) or (text,)
+def candidate_sentences(text: str) -> tuple[str, ...]:
+    """The sentences the reranker's ``best_sentence`` feature embeds, and the
+    answerability detector too (so their e5 vectors are cached once): cut after 。！？!?
+    and ". ", not at ；or a line break (:func:`~course_lib.text_splitter.split_sentences`);
+    a text with no sentence is its own one.
+
+    >>> candidate_sentences("长城很长！它在北京；很美。")
+    ('长城很长！', '它在北京；很美。')
+    """
+    return tuple(split_sentences(text, ends="。！？!?", newlines=False,
+                                 full_stop="space")) or (text,)
 
 
 # ---------------------------------------------------------------- keyword filter
@@ -446,7 +431,8 @@ class KeywordFilter:
 
     ``mode='all'`` needs every required key (what LazyLLM's docs promise); ``'any'``
     needs one (what LazyLLM's code does). English keys match whole words, ignoring case;
-    Chinese keys match as substrings.
+    Chinese keys match as substrings. Call it as ``keyword_filter(query, nodes)``, the query
+    first as for every reranker (it reads only the nodes, so ``query`` may be ``None``).
     """
 
     def __init__(self, required_keys: Sequence[str] = (), exclude_keys: Sequence[str] = (),
@@ -483,7 +469,9 @@ class KeywordFilter:
         found = [self._has(node.text, key) for key in self.required]
         return all(found) if self.mode == "all" else any(found)
 
-    def __call__(self, nodes: list[DocNode], query: str | None = None) -> list[DocNode]:
+    def __call__(self, query: Any = _NOT_GIVEN, nodes: Any = _NOT_GIVEN, /, **keywords: Any
+                 ) -> list[DocNode]:
+        query, nodes = _query_first(query, nodes, keywords)
         return [node for node in nodes if self.keep(node)]
 
 
@@ -497,7 +485,9 @@ def register_reranker(func: Callable[..., Any] | None = None, *, batch: bool = F
 
     ``batch=False``: ``func(node, query=..., **kwargs) -> node | None`` (None drops it).
     ``batch=True``: ``func(nodes, query=..., **kwargs) -> nodes``. When every returned
-    node carries a score, the result is sorted by it, best first.
+    node carries a score, the result is sorted by it, best first. ``func`` gets the query
+    by keyword, as in LazyLLM; the ``Reranker(name)`` built on it is called, like every
+    reranker, with the query first: ``Reranker(name)(query, nodes)``.
     """
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -512,7 +502,8 @@ def register_reranker(func: Callable[..., Any] | None = None, *, batch: bool = F
 
 class Reranker:
     """``Reranker(name, topk=..., output_format=..., join=..., **kwargs)``; call it as
-    ``reranker(nodes, query=...)``.
+    ``reranker(query, nodes)``: the query first, as for the scorers ``(query, texts)``
+    (LazyLLM's order, ``reranker(nodes, query=...)``, raises a ``TypeError`` naming the fix).
 
     ``output_format``: ``None`` (nodes with ``.score``), ``'content'`` (texts) or
     ``'dict'`` (``{"content", "score", "uid", "metadata"}``, a copy of the metadata).
@@ -525,10 +516,13 @@ class Reranker:
     >>> nodes = [DocNode("猫喜欢鱼。", uid="a"), DocNode("狗喜欢骨头。", uid="b")]
     >>> def shared(query, texts):
     ...     return [len(set(query) & set(text)) for text in texts]
-    >>> Reranker(model=shared, output_format="content", join="\\n")(nodes, query="猫喜欢什么")
+    >>> Reranker(model=shared, output_format="content", join="\\n")("猫喜欢什么", nodes)
     '猫喜欢鱼。\\n狗喜欢骨头。'
-    >>> Reranker(model=shared, topk=1, output_format="dict")(nodes, query="狗")
+    >>> Reranker(model=shared, topk=1, output_format="dict")("狗", nodes)
     [{'content': '狗喜欢骨头。', 'score': 1.0, 'uid': 'b', 'metadata': {}}]
+    >>> Reranker(model=shared)(nodes, query="狗")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    TypeError: call reranker(query, nodes): the query comes first (LazyLLM's order is ...)
     """
 
     def __init__(self, name: str = "ModuleReranker", *, model: Any = None,
@@ -552,7 +546,7 @@ class Reranker:
             self._rank = self._rank_with_model
         elif name == "KeywordFilter":
             self._filter = KeywordFilter(**kwargs)
-            self._rank = lambda nodes, query: self._filter(nodes, query)
+            self._rank = lambda nodes, query: self._filter(query, nodes)
         elif name in RERANKERS:
             fn, batch = RERANKERS[name]
             self._rank = _registered(fn, batch, kwargs)
@@ -572,7 +566,9 @@ class Reranker:
         order = best_first(scores)
         return [nodes[i].with_score(scores[i]) for i in order]
 
-    def __call__(self, nodes: Sequence[DocNode], query: str) -> Any:
+    def __call__(self, query: Any = _NOT_GIVEN, nodes: Any = _NOT_GIVEN, /, **keywords: Any
+                 ) -> Any:
+        query, nodes = _query_first(query, nodes, keywords)
         validate_query(query)
         nodes = _unique(nodes)
         ranked = self._rank(nodes, query) if nodes else []
@@ -626,6 +622,36 @@ def _registered(fn: Callable[..., Any], batch: bool, kwargs: dict[str, Any]
         return kept
 
     return rank
+
+
+_OLD_ORDER = ("call reranker(query, nodes): the query comes first (LazyLLM's order is "
+             "reranker(nodes, query=...))")
+
+
+def _looks_like_nodes(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(n, DocNode) for n in value)
+
+
+def _query_first(query: Any, nodes: Any, keywords: dict[str, Any]) -> tuple[Any, Any]:
+    """A reranker's ``(query, nodes)`` from a call, the query first; LazyLLM's order
+    (``reranker(nodes, query=...)``, ``reranker(nodes, "q")``, ``reranker(nodes)``) raises
+    a ``TypeError`` saying so, rather than being silently accepted too."""
+    unknown = sorted(set(keywords) - {"query", "nodes"})
+    if unknown:
+        raise TypeError(f"a reranker takes (query, nodes), got the keyword {unknown[0]!r}")
+    if "query" in keywords:
+        if query is not _NOT_GIVEN:  # reranker(nodes, query=...): the query twice
+            raise TypeError(_OLD_ORDER)
+        query = keywords["query"]
+    if "nodes" in keywords:
+        if nodes is not _NOT_GIVEN:
+            raise TypeError(f"a reranker takes (query, nodes), got nodes twice; {_OLD_ORDER}")
+        nodes = keywords["nodes"]
+    if _looks_like_nodes(query) and (isinstance(nodes, str) or nodes is _NOT_GIVEN):
+        raise TypeError(_OLD_ORDER)  # reranker(nodes, "q") or reranker(nodes)
+    if nodes is _NOT_GIVEN:
+        raise TypeError(f"a reranker needs the nodes to rank: {_OLD_ORDER}")
+    return (None if query is _NOT_GIVEN else query), nodes
 
 
 def _unique(nodes: Sequence[DocNode]) -> list[DocNode]:

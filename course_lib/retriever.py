@@ -14,13 +14,12 @@ noise — notebook 01 shows by how much.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ._support.validation import check_number, validate_query, validate_topk
+from ._support.validation import check_number, did_you_mean, validate_query, validate_topk
 from .document import Document
 from .fusion import reciprocal_rank_fusion
 from .node import DocNode
@@ -229,10 +228,9 @@ def _check_filter_keys(filters: dict[str, set[Any]], nodes: list[DocNode], group
                    key=str)
     unknown = [key for key in filters if key not in known]
     if unknown:
-        close = difflib.get_close_matches(str(unknown[0]), [str(k) for k in known], n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"filters name metadata key(s) {unknown} that no node of group "
-                         f"{group!r} has{hint}; the keys its nodes have: {known}")
+                         f"{group!r} has{did_you_mean(unknown[0], known)}; the keys its "
+                         f"nodes have: {known}")
 
 
 def matches_filters(node: DocNode, filters: dict[str, Sequence[Any]]) -> bool:

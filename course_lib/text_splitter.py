@@ -20,16 +20,13 @@ anything else (see :func:`approx_gpt2_tokens`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
 from ._support.validation import check_int
 from .node import DocNode
 
-# A sentence ends after one of these (the closing mark stays with its sentence).
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])")
-# English sentence ends: ". " — split after the space so the space is kept.
-_EN_SENTENCE_END = re.compile(r"(?<=[.!?] )")
 # Fallback boundaries for a sentence longer than a chunk, tried in this order.
 _CLAUSE_END = re.compile(r"(?<=[，、：,:])")
 _SPACE = re.compile(r"(?<= )")
@@ -99,9 +96,9 @@ class SentenceSplitter:
     def _pieces(self, text: str) -> list[str]:
         """Sentences, each no longer than a chunk (long ones cut at spaces, then characters)."""
         pieces: list[str] = []
-        for sentence in _split_keep(_SENTENCE_END, text):
-            for part in _split_keep(_EN_SENTENCE_END, sentence):
-                pieces.extend(self._fit(part))
+        # Every character kept (chunks are substrings of the text); ". " ends an English one.
+        for sentence in split_sentences(text, full_stop="space", strip=False):
+            pieces.extend(self._fit(sentence))
         return pieces
 
     def _fit(self, piece: str, boundaries: tuple[re.Pattern[str], ...] = (_CLAUSE_END, _SPACE)
@@ -127,6 +124,67 @@ class SentenceSplitter:
 
 def _split_keep(pattern: re.Pattern[str], text: str) -> list[str]:
     return [part for part in pattern.split(text) if part]
+
+
+FULL_STOPS = ("whitespace", "space", None)
+
+
+def split_sentences(text: str, *, ends: str = "。！？!?；;", newlines: bool = True,
+                    full_stop: str | None = "whitespace", keep_ends: bool = True,
+                    strip: bool = True) -> list[str]:
+    """The sentences of ``text``: the course's one sentence splitter.
+
+    A sentence ends after any character of ``ends`` (the mark stays with its sentence),
+    at a line break (``newlines``), and after an English full stop (``full_stop``). The
+    defaults are the prose rule of the offline LLM (summaries, QA pairs, the ``sentence``
+    node group); each other caller names what it needs:
+
+    * ``ends`` — the marks. The reranker's ``"。！？!?"`` (no ；, no newline) and the
+      context-relevance metric's ``"。"`` are kept as they were: the course's measured
+      numbers depend on them.
+    * ``newlines`` — a line break ends a sentence (a CMRC chunk joins paragraphs with
+      ``\\n``).
+    * ``full_stop`` — when a ``"."`` ends a sentence: ``"whitespace"``, before any
+      whitespace; ``"space"``, before a space only; ``None``, never ("3.14" never splits).
+    * ``keep_ends`` — ``False`` drops the mark of ``ends`` that closes a sentence (the
+      metric compares sentences without it, so "甲。" and "甲" are the same sentence).
+    * ``strip`` — strip each sentence and drop blank ones; ``False`` keeps every
+      character, so ``"".join(split_sentences(text, strip=False)) == text`` (the
+      :class:`SentenceSplitter`'s chunks are exact substrings of the input).
+
+    >>> split_sentences("天很蓝。草很绿！It is 3.14 m. Yes\\n花")
+    ['天很蓝。', '草很绿！', 'It is 3.14 m.', 'Yes', '花']
+    >>> split_sentences("天很蓝。 草很绿", strip=False)
+    ['天很蓝。', ' 草很绿']
+    >>> split_sentences("甲。。乙；丙。", ends="。", newlines=False, full_stop=None,
+    ...                 keep_ends=False)
+    ['甲', '乙；丙']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"split_sentences takes one text, got {type(text).__name__}")
+    if not isinstance(ends, str):
+        raise TypeError(f"ends must be a string of sentence-ending marks, got {ends!r}")
+    if full_stop not in FULL_STOPS:
+        raise ValueError(f"full_stop must be one of {FULL_STOPS}, got {full_stop!r}")
+    pattern = _sentence_end(ends, newlines, full_stop)
+    parts = [part for part in (pattern.split(text) if pattern else [text]) if part]
+    if not keep_ends:
+        parts = [part[:-1] if part[-1] in ends else part for part in parts]
+    if strip:
+        parts = [part.strip() for part in parts if part.strip()]
+    return parts
+
+
+@functools.lru_cache(maxsize=32)
+def _sentence_end(ends: str, newlines: bool, full_stop: str | None) -> re.Pattern[str] | None:
+    """The zero-width pattern of :func:`split_sentences`' sentence ends (None: none)."""
+    marks = ends + ("\n" if newlines else "")
+    alternatives = [f"(?<=[{re.escape(marks)}])"] if marks else []
+    if full_stop == "space":
+        alternatives.append(r"(?<=\. )")  # after the space, so the space is kept
+    elif full_stop == "whitespace":
+        alternatives.append(r"(?<=\.)(?=\s)")
+    return re.compile("|".join(alternatives)) if alternatives else None
 
 
 def split_paragraphs(text: str) -> list[str]:

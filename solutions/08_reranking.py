@@ -7,8 +7,8 @@ Cells are separated by `# %%` lines.
 
 # %%
 from course_lib import Retriever, knowledge_base_document, load_cmrc2018_kb
-from course_lib.lab.evaluation import gold_rank, retrieve_all
 from course_lib.fusion import MultiRetriever
+from course_lib.lab.evaluation import gold_rank, retrieve_all
 from course_lib.lab.pipelines import WIDE, paragraph_paths, prepared_reranker, rerank_after
 from course_lib.rerank import FeatureReranker, Reranker
 

@@ -7,9 +7,9 @@ Cells are separated by `# %%` lines.
 
 # %%
 from course_lib import load_cmrc2018_kb
+from course_lib.lab.chapter_system import chapter_rag
 from course_lib.llm import OfflineLLM
 from course_lib.offline_llm import term_coverage
-from course_lib.lab.chapter_system import chapter_rag
 
 kb = load_cmrc2018_kb()
 offline_rag = chapter_rag(kb, llm=OfflineLLM())
@@ -23,7 +23,7 @@ candidates = {q.id: offline_rag.retriever(q.question) for q in sample_questions}
 def best(q, keep=lambda node: True):
     """The reranker's first candidate among those ``keep`` accepts (None if none)."""
     kept = [n for n in candidates[q.id] if keep(n)]
-    return offline_rag.reranker(kept, query=q.question)[0] if kept else None
+    return offline_rag.reranker(q.question, kept)[0] if kept else None
 
 
 def coverage(q, node):

@@ -9,13 +9,13 @@ Cells are separated by `# %%` lines.
 import numpy as np
 
 from course_lib import load_cmrc2018_kb
+from course_lib.answerability import fit_model
 from course_lib.lab.answerability_evaluation import (
     answerability_set,
     cross_validate,
     retrieve_candidates,
     signal_table,
 )
-from course_lib.answerability import fit_model
 
 kb = load_cmrc2018_kb()
 data = answerability_set(kb, held_out=0.3, folds=5, seed=0)

@@ -4,7 +4,6 @@ import pytest
 
 from course_lib import DocNode
 from course_lib.lab.datasets import KnowledgeBase, Question
-from course_lib.llm import OfflineLLM
 from course_lib.lab.question_bank import question_bank
 from course_lib.lab.rag_evaluation import (
     FULL_SYSTEM,
@@ -14,6 +13,7 @@ from course_lib.lab.rag_evaluation import (
     measure_system,
     split_stored_asked,
 )
+from course_lib.llm import OfflineLLM
 from course_lib.rag import MultiPathRAG, drop_contained
 from course_lib.rerank import Reranker
 

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from course_lib import DocNode
-from course_lib import answerability as ans
 from course_lib.answerability import AnswerabilityDetector, choose_threshold
+from course_lib.lab import answerability_evaluation as ans_eval
+from course_lib.lab import try_it_checks
 from course_lib.lab.answerability_evaluation import (
     answerability_set,
     auroc,
@@ -16,11 +17,11 @@ from course_lib.lab.answerability_evaluation import (
     decline_rates,
     roc_table,
 )
-from course_lib.lab.try_it_checks import threshold_rule_test
 from course_lib.lab.datasets import Question, SquadSet, build_knowledge_base
+from course_lib.lab.try_it_checks import threshold_rule_test
+from course_lib.lab.widgets import answer_html, format_answer
 from course_lib.llm import OfflineLLM
 from course_lib.rag import DECLINED, MultiPathRAG
-from course_lib.lab.widgets import answer_html, format_answer
 
 TOPICS = ["长城", "故宫", "西湖", "黄山", "泰山", "丽江", "敦煌", "桂林", "黄河", "长江",
           "三峡", "华山", "峨眉", "苏州", "洱海", "天山", "鼓浪屿", "兵马俑", "布达拉宫", "九寨沟"]
@@ -134,10 +135,10 @@ def test_the_try_it_coverage_test_passes_the_rule_and_fails_wrong_ones():
     def best(question, nodes):
         return max((term_coverage(question, n.text) for n in nodes), default=0.0)
 
-    assert ans.coverage_rule_test(best) is True
-    first_only = ans.coverage_rule_test(lambda q, nodes: term_coverage(q, nodes[0].text))
+    assert try_it_checks.coverage_rule_test(best) is True
+    first_only = try_it_checks.coverage_rule_test(lambda q, nodes: term_coverage(q, nodes[0].text))
     assert "gave" in first_only or "raised IndexError" in first_only
-    reversed_args = ans.coverage_rule_test(
+    reversed_args = try_it_checks.coverage_rule_test(
         lambda q, nodes: max((term_coverage(n.text, q) for n in nodes), default=0.0))
     assert reversed_args.startswith("best_coverage(") and "expected" in reversed_args
 
@@ -232,13 +233,13 @@ def test_cross_validation_never_fits_on_the_questions_it_scores(monkeypatch):
     data, _, _ = fitted_on_small_kb()
     index = np.arange(len(data.questions), dtype=float)
     fitted_on = []
-    real_fit = ans.fit_model
+    real_fit = ans_eval.fit_model
 
     def recording_fit(matrix, answerable, max_wrong=0.05, c=1.0):
         fitted_on.append(set(matrix[:, 1].astype(int)))
         return real_fit(matrix, answerable, max_wrong, c)
 
-    monkeypatch.setattr(ans, "fit_model", recording_fit)
+    monkeypatch.setattr(ans_eval, "fit_model", recording_fit)
     signal = np.array(data.answerable, dtype=float) + 0.01 * index
     result = cross_validate(data, {"signal": signal, "index": index}, max_wrong=0.05)
     for fold, seen in enumerate(fitted_on):
@@ -300,14 +301,14 @@ def test_a_bad_answerability_check_is_named():
 @pytest.fixture(scope="module")
 def cmrc_result(cmrc_kb):
     data = answerability_set(cmrc_kb)
-    candidates = ans.retrieve_candidates(data)
-    return data, candidates, ans.signal_table(data, candidates)
+    candidates = ans_eval.retrieve_candidates(data)
+    return data, candidates, ans_eval.signal_table(data, candidates)
 
 
 def test_on_cmrc_the_detector_reaches_the_issue_target(cmrc_result):
     data, _, table = cmrc_result
     assert data.summary().startswith("77 of 256 paragraphs removed (seed 0): 691 answerable")
-    baseline = cross_validate(data, table, use=ans.BASELINE)
+    baseline = cross_validate(data, table, use=ans_eval.BASELINE)
     detector = cross_validate(data, table)
     assert 0.95 < baseline.auroc < detector.auroc
     assert detector.auroc >= 0.98 and detector.declined_share >= 0.9
@@ -319,7 +320,7 @@ def test_on_cmrc_chapter_rag_declines_what_notebook_09_answered(cmrc_kb, cmrc_re
     from course_lib.lab.chapter_system import chapter_rag
 
     data, candidates, _ = cmrc_result
-    detector = ans.fit_detector(cmrc_kb, data, candidates)
+    detector = ans_eval.fit_detector(cmrc_kb, data, candidates)
     rag = chapter_rag(cmrc_kb, llm=OfflineLLM(), answerability=detector)
     for question in ("《茶经》的作者是谁？", "泡绿茶的水温应该是多少？", "水的沸点是多少度？"):
         assert rag.ask(question).declined, question

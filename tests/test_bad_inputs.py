@@ -28,16 +28,16 @@ import pytest
 from openai_standin import StandIn
 
 from course_lib import DocNode, Document, Retriever, readers, register_reader
-from course_lib.lab.cli import main as cli_main
-from course_lib.lab.datasets import DatasetFormatError, KnowledgeBase, load_squad
+from course_lib._support.validation import MAX_QUERY_CHARS
 from course_lib.embeddings import Embedder
 from course_lib.fusion import MultiRetriever, reciprocal_rank_fusion, union
+from course_lib.lab.cli import main as cli_main
+from course_lib.lab.datasets import DatasetFormatError, KnowledgeBase, load_squad
+from course_lib.lab.widgets import explore, query_explorer, threshold_slider
 from course_lib.llm import LLMError, OfflineLLM, OpenAIChat, get_llm
 from course_lib.rag import MultiPathRAG
 from course_lib.rerank import FeatureReranker, KeywordFilter, Reranker
 from course_lib.similarity import get_similarity
-from course_lib._support.validation import MAX_QUERY_CHARS
-from course_lib.lab.widgets import explore, query_explorer, threshold_slider
 
 
 @dataclass(frozen=True)
@@ -681,19 +681,19 @@ FUSION_CASES: list[Case] = [
          lambda tmp: FeatureReranker(embedder=None, cache_chars=10),
          ValueError, r"cache_chars must be an integer >= 10000, got 10"),
     # -- Reranker: what it is called with, and what its model hands back
-    Case("fusion", "reranker-nodes-none", lambda tmp: Reranker(model=_overlap)(None, query="长城"),
+    Case("fusion", "reranker-nodes-none", lambda tmp: Reranker(model=_overlap)("长城", None),
          TypeError, r"nodes must be a list of DocNodes \(what a retriever returns\), got NoneType"),
     Case("fusion", "reranker-nodes-holding-a-string",
-         lambda tmp: Reranker(model=_overlap)([_NODES[0], "故宫"], query="长城"),
+         lambda tmp: Reranker(model=_overlap)("长城", [_NODES[0], "故宫"]),
          TypeError, r"nodes must be a list of DocNodes, got a str in it: '故宫'"),
-    Case("fusion", "reranker-empty-query", lambda tmp: Reranker(model=_overlap)(_NODES, query=" "),
+    Case("fusion", "reranker-empty-query", lambda tmp: Reranker(model=_overlap)(" ", _NODES),
          ValueError, r"query is empty: give the question"),
     Case("fusion", "reranker-model-returns-too-few-scores",
-         lambda tmp: Reranker(model=lambda q, texts: [1.0])(_NODES, query="长城"),
+         lambda tmp: Reranker(model=lambda q, texts: [1.0])("长城", _NODES),
          ValueError, r"reranker model '<lambda>' must return one score per candidate: "
                      r"got 1 scores for 3"),
     Case("fusion", "reranker-model-returns-nan",
-         lambda tmp: Reranker(model=lambda q, texts: [1.0, float("nan"), 0.0])(_NODES, "长城"),
+         lambda tmp: Reranker(model=lambda q, texts: [1.0, float("nan"), 0.0])("长城", _NODES),
          ValueError, r"must return a number per candidate: got NaN for candidates \[1\]"),
     # -- KeywordFilter
     Case("fusion", "keyword-filter-keys-a-string",

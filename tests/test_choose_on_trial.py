@@ -6,9 +6,9 @@ import pytest
 
 from course_lib.lab.datasets import Question
 from course_lib.lab.evaluation import cut_off_columns, cut_off_sweep, score_rankings
+from course_lib.lab.significance import compare_pair, interval
 from course_lib.node import DocNode
 from course_lib.ranking import passes
-from course_lib.lab.significance import compare_pair, interval
 
 GOLD = ["北京是中国的首都。北京有故宫。", "上海是港口城市。上海有外滩。", "长城东起山海关。"]
 QUESTIONS = [Question(str(i), f"问题{i}？", ["x"], [0], str(i), p) for i, p in enumerate(GOLD)]

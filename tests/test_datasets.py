@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from course_lib._support import places
 from course_lib.lab import datasets
 from course_lib.lab.datasets import (
     DatasetFormatError,
@@ -46,7 +47,7 @@ def server():
 
 @pytest.fixture()
 def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv(datasets.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(places.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.delenv(datasets.MIRROR_ENV, raising=False)
     return tmp_path / "cache"
 

@@ -4,8 +4,8 @@ import httpx
 import numpy as np
 import pytest
 
-from course_lib.lab.embedding_service import EmbeddingService
 from course_lib.embeddings import E5Embedder, HTTPEmbedder
+from course_lib.lab.embedding_service import EmbeddingService
 from course_lib.lab.try_it_checks import check_encode_embedder
 
 TEXTS = ["泡绿茶时，水温以八十摄氏度左右为宜。", "长城是中国古代修建的大型军事防御工程。"]
@@ -91,14 +91,14 @@ def test_a_closed_service_frees_its_port():
 
 
 def test_the_try_it_checks_of_notebook_08_pass_right_answers_and_name_wrong_ones():
-    from course_lib.fusion import INPUT, bind, parallel, pipeline
-    from course_lib.node import DocNode
-    from course_lib.rerank import Reranker
+    from course_lib.fusion import INPUT, PREVIOUS, bind, parallel, pipeline
     from course_lib.lab.try_it_checks import (
         check_bind_pipeline,
         check_joined_context,
         check_swapped_score,
     )
+    from course_lib.node import DocNode
+    from course_lib.rerank import Reranker
 
     def shared(query, texts):
         return [len(set(query) & set(text)) for text in texts]
@@ -126,12 +126,12 @@ def test_the_try_it_checks_of_notebook_08_pass_right_answers_and_name_wrong_ones
         return list(nodes)
 
     def by_hand(query):
-        return Reranker(model=shared, topk=1, output_format="dict")(find(query), query)[0]["uid"]
+        return Reranker(model=shared, topk=1, output_format="dict")(query, find(query))[0]["uid"]
 
     good = pipeline(parallel(find).sum, Reranker(model=shared, topk=1, output_format="dict")
-                    | bind(query=INPUT), lambda rows: rows[0]["uid"])
+                    | bind(INPUT, PREVIOUS), lambda rows: rows[0]["uid"])
     fixed = pipeline(find, Reranker(model=shared, topk=1, output_format="dict")
-                     | bind(query="长城"), lambda rows: rows[0]["uid"])
+                     | bind("长城", PREVIOUS), lambda rows: rows[0]["uid"])
     assert check_bind_pipeline(good, by_hand, ["长城在哪", "西湖在哪"]) is True
     assert check_bind_pipeline(fixed, by_hand, ["长城在哪", "西湖在哪"]) == (
         "for '西湖在哪' the pipeline gave '长城', the plain function '西湖'")

@@ -332,14 +332,22 @@ def test_openai_embeddings_against_a_local_standin(standin, monkeypatch):
 
 
 def test_openai_embeddings_retry_then_fail_clearly(standin):
-    embedder = OpenAIEmbedder("m", base_url=standin.url, max_retries=1)
+    from course_lib import MalformedReply, RemoteHTTPError
+
+    pauses = []
+    embedder = OpenAIEmbedder("m", base_url=standin.url, max_retries=1, sleep=pauses.append)
     standin.plan = [500]
-    assert embedder(["x"]).shape == (1, 8)  # one retry recovers
+    assert embedder(["x"]).shape == (1, 8) and len(pauses) == 1  # one retry recovers
     standin.plan = [429, 429]
-    with pytest.raises(EmbeddingModelUnavailable, match="endpoint failed"):
+    with pytest.raises(RemoteHTTPError, match=f"^embedding endpoint {standin.url} .*failed "
+                                              "after 2 tries: answered HTTP 429") as caught:
+        embedder(["x"])
+    assert caught.value.status == 429 and caught.value.endpoint == standin.url
+    standin.plan = [400]
+    with pytest.raises(RemoteHTTPError, match="failed after 1 try"):  # a 4xx: not retried
         embedder(["x"])
     standin.malformed = True
-    with pytest.raises((EmbeddingModelUnavailable, ValueError, TypeError, AttributeError)):
+    with pytest.raises(MalformedReply, match=f"embedding endpoint {standin.url}"):
         embedder(["x"])
 
 

@@ -93,3 +93,23 @@ def test_an_answer_printed_in_the_notebook_is_reported(monkeypatch):
         exercises.check_not_given_away("01")
     monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": 0.123456, "mrr_10": 0.0})
     exercises.check_not_given_away("01")
+
+
+def test_solutions_are_found_from_the_course_folder_not_from_the_package(tmp_path, monkeypatch):
+    """An installed library has no solutions/ beside it: the check looks in the working
+    folder, beside it (a notebook runs in notebooks/), or where COURSE_SOLUTIONS points."""
+    course = Path(__file__).resolve().parent.parent
+    monkeypatch.setattr(exercises, "COURSE_ROOT", tmp_path / "site-packages")  # as installed
+    monkeypatch.delenv(exercises.SOLUTIONS_ENV, raising=False)
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    with pytest.raises(FileNotFoundError, match="set COURSE_SOLUTIONS"):
+        exercises.solutions_folder()
+    monkeypatch.setenv(exercises.SOLUTIONS_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="is not a folder"):
+        exercises.solutions_folder()
+    monkeypatch.setenv(exercises.SOLUTIONS_ENV, str(course / "solutions"))
+    assert exercises.solution_file("01").name == "01_evaluating_retrieval.py"
+    monkeypatch.delenv(exercises.SOLUTIONS_ENV)
+    monkeypatch.chdir(course / "notebooks")  # a notebook's working folder in a course copy
+    assert exercises.solutions_folder() == course / "solutions"

@@ -3,6 +3,7 @@ import pytest
 from course_lib import DocNode
 from course_lib.fusion import (
     INPUT,
+    PREVIOUS,
     MultiRetriever,
     bind,
     parallel,
@@ -64,12 +65,17 @@ def test_bind_hands_a_later_step_the_pipelines_input():
         return f"{context} | {query}"
 
     rerank = Reranker(model=overlap, topk=2, output_format="content", join="/")
-    for chain in (pipeline(retrieve, bind(rerank, query=INPUT), bind(prompt, query=INPUT)),
-                  pipeline(retrieve, rerank | bind(query=INPUT), prompt | bind(query=INPUT))):
+    for chain in (pipeline(retrieve, bind(rerank, INPUT, PREVIOUS), bind(prompt, query=INPUT)),
+                  pipeline(retrieve, rerank | bind(INPUT, PREVIOUS), prompt | bind(query=INPUT)),
+                  pipeline(retrieve, rerank | bind(query=INPUT, nodes=PREVIOUS),
+                           prompt | bind(query=INPUT))):
         assert chain("长城在哪") == "长城在北方/长城很长 | 长城在哪"
+    # LazyLLM's step, | bind(query=ppl.input), hands our reranker the nodes first: refused
+    with pytest.raises(TypeError, match=r"call reranker\(query, nodes\): the query comes first"):
+        pipeline(retrieve, rerank | bind(query=INPUT))("长城在哪")
     # the Python-native equivalent: a function that keeps the question in a variable
     def by_hand(query):
-        return prompt(rerank(retrieve(query), query=query), query=query)
+        return prompt(rerank(query, retrieve(query)), query=query)
     assert by_hand("长城在哪") == chain("长城在哪")
     # positional, several values, and values that are not INPUT
     joined = pipeline(str.upper, bind(lambda text, a, b, sep: sep.join([text, a, b]),

@@ -7,6 +7,7 @@ import pytest
 from openai_standin import StandIn
 
 from course_lib import llm as llm_module
+from course_lib._support import transports
 from course_lib.llm import LLMError, OfflineLLM, OpenAIChat, Reply, check_base_url, get_llm
 
 SETTINGS = ("COURSE_LLM_BASE_URL", "COURSE_LLM_MODEL", "COURSE_LLM_API_KEY")
@@ -63,17 +64,20 @@ def failing_call(chat):
 
 
 @pytest.fixture()
-def chat(server):
-    return OpenAIChat("test-model", base_url=server.url, api_key="k", retries=2, timeout=2.0)
+def pauses(monkeypatch):
+    """The waits between tries, recorded instead of slept (pass ``sleep=pauses.append``);
+    and the openai client's own sleep made to fail, so that a retry of its own shows."""
+    def not_the_course_policy(seconds):
+        raise AssertionError(f"the openai client itself slept {seconds} s")
+    monkeypatch.setattr(openai._base_client, "time",
+                        SimpleNamespace(sleep=not_the_course_policy, time=time.time))
+    return []
 
 
 @pytest.fixture()
-def pauses(monkeypatch):
-    """The waits the openai client asks for between tries, recorded instead of slept."""
-    recorded = []
-    monkeypatch.setattr(openai._base_client, "time",
-                        SimpleNamespace(sleep=recorded.append, time=time.time))
-    return recorded
+def chat(server, pauses):
+    return OpenAIChat("test-model", base_url=server.url, api_key="k", retries=2, timeout=2.0,
+                      sleep=pauses.append)
 
 
 def test_chat_round_trip_with_the_real_client(server, chat):
@@ -89,7 +93,7 @@ def test_retries_on_429_and_500_with_growing_jittered_pauses(server, chat, pause
     server.plan = [429, 500]
     assert chat.chat("x") == "ok"
     assert len(server.requests) == 3
-    # the client's backoff: 0.5 s, then 1 s, each minus up to 25 % jitter
+    # the course's back-off: 0.5 s, then 1 s, each minus up to 25 % jitter
     assert len(pauses) == 2
     assert 0.375 <= pauses[0] <= 0.5 and 0.75 <= pauses[1] <= 1.0
 
@@ -109,7 +113,7 @@ def test_gives_up_after_the_retry_budget(server, chat, pauses):
 
 
 def test_no_retries_fails_at_once(server, pauses):
-    chat = OpenAIChat("m", base_url=server.url, retries=0)
+    chat = OpenAIChat("m", base_url=server.url, retries=0, sleep=pauses.append)
     server.plan = [429]
     with pytest.raises(LLMError, match="failed after 1 try: RateLimitError"):
         chat.chat("x")
@@ -117,8 +121,8 @@ def test_no_retries_fails_at_once(server, pauses):
 
 
 def test_a_server_asking_for_a_long_wait_is_not_retried(server, chat, pauses):
-    # The client retries only when Retry-After is at most two minutes; the message counts
-    # the requests really sent, not the retry budget.
+    # Retry-After: 600 is honoured up to 60 s, still past the default deadline of 30 s:
+    # not retried. The message counts the requests really sent, not the retry budget.
     server.error_headers = {"Retry-After": "600"}
     server.plan = [429]
     with pytest.raises(LLMError, match="failed after 1 try"):
@@ -249,14 +253,14 @@ def test_retry_notices_name_the_url_the_failure_and_the_count(server, chat, paus
 
 
 def test_no_notice_when_asked_for_none(server, pauses, capsys):
-    chat = OpenAIChat("m", base_url=server.url, retries=2, notice=False)
+    chat = OpenAIChat("m", base_url=server.url, retries=2, notice=False, sleep=pauses.append)
     server.plan = [503]
     assert chat.chat("x") == "ok"
     assert capsys.readouterr().err == ""
 
 
 def test_a_connection_refused_is_retried_with_a_notice_and_named(pauses, capsys):
-    chat = OpenAIChat("m", base_url="http://127.0.0.1:9/v1", retries=1)
+    chat = OpenAIChat("m", base_url="http://127.0.0.1:9/v1", retries=1, sleep=pauses.append)
     message, _ = failing_call(chat)
     assert "failed after 2 tries: APIConnectionError" in message
     assert "LLM at http://127.0.0.1:9/v1 not reachable (ConnectError" in message
@@ -264,14 +268,14 @@ def test_a_connection_refused_is_retried_with_a_notice_and_named(pauses, capsys)
 
 
 def test_a_wait_past_the_deadline_is_not_taken(server, pauses):
-    # Retry-After: 100 is within what the client honours (two minutes), but not within
-    # a deadline of 5 s: the call fails at once instead of sleeping 100 s.
-    chat = OpenAIChat("m", base_url=server.url, deadline=5)
-    server.error_headers = {"Retry-After": "100"}
+    # Retry-After: 50 is within what the policy honours (60 s), but not within a
+    # deadline of 5 s: the call fails at once instead of sleeping 50 s.
+    chat = OpenAIChat("m", base_url=server.url, deadline=5, sleep=pauses.append)
+    server.error_headers = {"Retry-After": "50"}
     server.plan = [503]
     message, seconds = failing_call(chat)
     assert len(server.requests) == 1 and pauses == []
-    assert "not retried: a retry would wait 100 s, past the deadline of 5 s" in message
+    assert "not retried: a retry would wait 50 s, past the deadline of 5 s" in message
 
 
 def test_the_deadline_holds_through_a_proxy_from_the_environment(silent, monkeypatch):
@@ -288,14 +292,14 @@ def test_the_deadline_holds_through_a_proxy_from_the_environment(silent, monkeyp
 
 def test_the_network_layer_is_wrapped_on_the_pinned_httpx2():
     # The one private attribute the deadline relies on (httpx2 2.16's pool backend).
-    transport = llm_module._deadline_transport("http://127.0.0.1:9/v1")
-    assert isinstance(transport._inner._pool._network_backend, llm_module._DeadlineBackend)
+    transport = transports.deadline_transport("http://127.0.0.1:9/v1")
+    assert isinstance(transport._pool._network_backend, transports.DeadlineBackend)
 
 
 def test_outside_a_call_the_network_layer_changes_nothing(server):
     import httpx2
 
-    with httpx2.Client(transport=llm_module._deadline_transport(server.url)) as client:
+    with httpx2.Client(transport=transports.deadline_transport(server.url)) as client:
         response = client.post(f"{server.url}/chat/completions",
                                json={"model": "m", "messages": []})
     assert response.json()["choices"][0]["message"]["content"] == "ok"

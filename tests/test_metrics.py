@@ -3,11 +3,11 @@ import pytest
 from course_lib.metrics import (
     context_recall,
     context_relevance,
+    context_sentences,
     edit_similarity,
     is_hit,
     mrr_at_k,
     recall_at_k,
-    split_sentences,
 )
 
 GOLD = "2008年夏季奥运会在北京举行。开幕式在8月8日。"
@@ -47,7 +47,7 @@ def test_binary_and_fractional_recall():
 def test_context_relevance_counts_exact_sentences():
     assert context_relevance(["北京举行。无关的话。"], ["在北京举行。北京举行。"]) == 0.5
     assert context_relevance([], [GOLD]) == 0.0
-    assert split_sentences(["a。。b。", " 。c"]) == ["a", "b", "c"]
+    assert context_sentences(["a。。b。", " 。c"]) == ["a", "b", "c"]
     assert context_relevance(["A. B."], ["A. C."], splitter=".") == 0.5
 
 

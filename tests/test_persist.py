@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from course_lib import Document, Retriever, load_sample, split_paragraphs
-from course_lib.store import safe_folder
 from course_lib.embeddings import CachedEmbedder, USEEmbedder
 from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import LLMParser, QADocNode
+from course_lib.store import safe_folder
 from course_lib.store.persist import PersistError, load, load_or_build, save
 
 

@@ -256,8 +256,8 @@ def test_show_draws_a_png_with_the_exporter(monkeypatch):
 
 
 def test_gold_relation_for_paragraphs_chunks_and_children():
-    from course_lib.node import DocNode
     from course_lib.lab.widgets import gold_relation
+    from course_lib.node import DocNode
 
     gold = "长城是古代中国修建的军事工程。东起山海关，西至嘉峪关。全长两万多公里。"
     paragraph = DocNode(gold, group="paragraph", uid="p")

@@ -1,11 +1,11 @@
 import pytest
 
 from course_lib import DocNode, Document, Retriever, load_sample, split_paragraphs
+from course_lib.lab.widgets import answer_html, chat_panel, format_answer
 from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import LLMParser
 from course_lib.rag import MultiPathRAG, answer_contains, llm_context_recall
 from course_lib.rerank import Reranker
-from course_lib.lab.widgets import answer_html, chat_panel, format_answer
 
 
 @pytest.fixture(scope="module")

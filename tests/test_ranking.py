@@ -73,7 +73,7 @@ def test_retriever_rerankers_and_fusion_ignore_noise_below_the_rounding_step():
         assert len(runs) == 1  # the same order every time: ties broken by document order
         nodes = Retriever(doc, "root", "noisy_overlap", topk=12)("北京长城")
         rerank = Reranker("ModuleReranker", model=lambda q, t: rng.normal(0, NOISE, len(t)))
-        assert {tuple(n.uid for n in rerank(nodes, "北京")) for _ in range(20)} == \
+        assert {tuple(n.uid for n in rerank("北京", nodes)) for _ in range(20)} == \
             {tuple(n.uid for n in nodes)}  # all equal: input order kept
     finally:
         SIMILARITIES.pop("noisy_overlap")

@@ -6,15 +6,15 @@ import pytest
 
 from course_lib import DocNode, Document, Retriever, knowledge_base_document, readers
 from course_lib.lab.exercises import try_it
-from course_lib.llm_groups import QADocNode
 from course_lib.lab.question_bank import question_bank, same_paragraph_rates
-from course_lib.related import related_questions
 from course_lib.lab.try_it_checks import (
     check_answer_or_search,
     check_csv_reader,
     check_first_paragraphs_filter,
     check_recommend_in_file,
 )
+from course_lib.llm_groups import QADocNode
+from course_lib.related import related_questions
 
 PAIRS = [("绿茶用多少度的水泡？", "80度"), ("红茶用多少度的水泡？", "95度"),
          ("红茶用多少度的水泡？", "95度"), ("茶叶怎么保存？", "密封避光"),

@@ -32,18 +32,41 @@ def overlap(query, texts):
 def test_module_reranker_sorts_truncates_and_formats(sample_nodes):
     nodes, _ = sample_nodes
     query = "普洱属于哪一类茶"
-    ranked = Reranker("ModuleReranker", model=overlap, topk=3)(nodes, query=query)
+    ranked = Reranker("ModuleReranker", model=overlap, topk=3)(query, nodes)
     assert len(ranked) == 3 and "普洱" in ranked[0].text
     assert [n.score for n in ranked] == sorted((n.score for n in ranked), reverse=True)
     assert all(n.score is None for n in nodes)  # inputs untouched
-    texts = Reranker(model=overlap, topk=2, output_format="content")(nodes, query=query)
+    texts = Reranker(model=overlap, topk=2, output_format="content")(query, nodes)
     assert texts == [n.text for n in ranked[:2]]
-    joined = Reranker(model=overlap, topk=2, output_format="content", join="\n")(nodes, query)
+    joined = Reranker(model=overlap, topk=2, output_format="content", join="\n")(query, nodes)
     assert joined == "\n".join(texts)
-    dicts = Reranker(model=overlap, topk=1, output_format="dict")(nodes, query=query)
+    dicts = Reranker(model=overlap, topk=1, output_format="dict")(query, nodes)
     assert set(dicts[0]) == {"content", "score", "uid", "metadata"}
-    cut = Reranker(model=overlap, score_cut_off=ranked[1].score)(nodes, query=query)
+    cut = Reranker(model=overlap, score_cut_off=ranked[1].score)(query, nodes)
     assert [n.uid for n in cut] == [ranked[0].uid]
+
+
+def test_the_query_comes_first_and_lazyllms_order_is_refused(sample_nodes):
+    nodes, _ = sample_nodes
+    query = "普洱属于哪一类茶"
+    rerank = Reranker(model=overlap, topk=2)
+    first = rerank(query, nodes)
+    assert rerank(query=query, nodes=nodes) == first and "普洱" in first[0].text
+    keep = KeywordFilter(["长城"])
+    assert keep("长城", nodes) == keep(None, nodes) == keep(nodes=nodes)
+    fix = (r"call reranker\(query, nodes\): the query comes first \(LazyLLM's order is "
+           r"reranker\(nodes, query=\.\.\.\)\)")
+    old_orders = [lambda r: r(nodes, query=query), lambda r: r(nodes, query), lambda r: r(nodes),
+                  lambda r: r([], query=query), lambda r: r([], query)]
+    for reranker in (rerank, keep, Reranker("KeywordFilter", required_keys=["长城"])):
+        for old_order in old_orders:
+            with pytest.raises(TypeError, match=fix):
+                old_order(reranker)
+    with pytest.raises(TypeError, match=f"a reranker needs the nodes to rank: {fix}"):
+        rerank(query)
+    with pytest.raises(TypeError, match="a reranker takes \\(query, nodes\\), got the keyword "
+                                        "'question'"):
+        rerank(question=query, nodes=nodes)
 
 
 def test_reranker_bad_input():
@@ -55,15 +78,15 @@ def test_reranker_bad_input():
         Reranker("Nope")
     with pytest.raises(TypeError, match="model must be"):
         Reranker(model=42)
-    assert Reranker(model=overlap)([], query="x") == []
-    assert Reranker(model=overlap, output_format="content", join=True)([], query="x") == ""
+    assert Reranker(model=overlap)("x", []) == []
+    assert Reranker(model=overlap, output_format="content", join=True)("x", []) == ""
     nodes = [DocNode("a", uid="a"), DocNode("b", uid="b")]
     with pytest.raises(ValueError, match="NaN"):
-        Reranker(model=lambda q, t: [float("nan")] * len(t))(nodes, query="x")
+        Reranker(model=lambda q, t: [float("nan")] * len(t))("x", nodes)
     with pytest.raises(ValueError, match="1 scores for 2"):
-        Reranker(model=lambda q, t: [1.0])(nodes, query="x")
+        Reranker(model=lambda q, t: [1.0])("x", nodes)
     with pytest.raises(ValueError, match="query"):
-        Reranker(model=overlap)(nodes, query="")
+        Reranker(model=overlap)("", nodes)
 
 
 
@@ -71,27 +94,27 @@ def test_output_formats_edge_cases():
     nodes = [DocNode("长城很长。", uid="a", metadata={"file_name": "wall.txt"}),
              DocNode("西湖很美。", uid="b"), DocNode("长城在北方。", uid="c")]
     content = Reranker(model=overlap, topk=2, output_format="content")
-    assert content(nodes, query="长城") == ["长城很长。", "长城在北方。"]
+    assert content("长城", nodes) == ["长城很长。", "长城在北方。"]
     glued = Reranker(model=overlap, topk=2, output_format="content", join=True)
-    assert glued(nodes, query="长城") == "长城很长。长城在北方。"  # nothing between, as LazyLLM
+    assert glued("长城", nodes) == "长城很长。长城在北方。"  # nothing between, as LazyLLM
     assert Reranker(model=overlap, topk=2, output_format="content", join="")(
-        nodes, query="长城") == "长城很长。长城在北方。"  # "" is a separator like any other
+        "长城", nodes) == "长城很长。长城在北方。"  # "" is a separator like any other
     spaced = Reranker(model=overlap, topk=5, output_format="content", join="\n\n")
-    assert spaced(nodes, query="长城").split("\n\n") == ["长城很长。", "长城在北方。", "西湖很美。"]
-    assert spaced(nodes + nodes, query="长城") == spaced(nodes, query="长城")  # duplicates once
+    assert spaced("长城", nodes).split("\n\n") == ["长城很长。", "长城在北方。", "西湖很美。"]
+    assert spaced("长城", nodes + nodes) == spaced("长城", nodes)  # duplicates once
     # a cut-off that leaves nothing: an empty list, or an empty string when joined
     empty = dict(model=overlap, score_cut_off=10.0)
-    assert Reranker(**empty, output_format="content")(nodes, query="长城") == []
-    assert Reranker(**empty, output_format="content", join="\n")(nodes, query="长城") == ""
-    assert Reranker(**empty, output_format="dict")(nodes, query="长城") == []
+    assert Reranker(**empty, output_format="content")("长城", nodes) == []
+    assert Reranker(**empty, output_format="content", join="\n")("长城", nodes) == ""
+    assert Reranker(**empty, output_format="dict")("长城", nodes) == []
     # dict: the score, and a copy of the metadata (changing it leaves the node alone)
-    rows = Reranker(model=overlap, topk=1, output_format="dict")(nodes, query="长城")
+    rows = Reranker(model=overlap, topk=1, output_format="dict")("长城", nodes)
     assert rows == [{"content": "长城很长。", "score": 2.0, "uid": "a",
                      "metadata": {"file_name": "wall.txt"}}]
     rows[0]["metadata"]["file_name"] = "changed"
     assert nodes[0].metadata == {"file_name": "wall.txt"}
     # a filter gives no scores: None in the dicts
-    kept = Reranker("KeywordFilter", required_keys=["长城"], output_format="dict")(nodes, "长城")
+    kept = Reranker("KeywordFilter", required_keys=["长城"], output_format="dict")("长城", nodes)
     assert [(row["uid"], row["score"]) for row in kept] == [("a", None), ("c", None)]
 
 
@@ -114,11 +137,11 @@ def test_feature_reranker_puts_the_gold_paragraph_first(sample_nodes):
     chinese = [q for q in questions if q["file_name"] != "photosynthesis.md"
                and not q["file_name"].startswith("python")]
     reranker = Reranker(model=FeatureReranker(), topk=1)
-    first = sum(reranker(nodes, query=q["question"])[0].text == q["paragraph"] for q in chinese)
+    first = sum(reranker(q["question"], nodes)[0].text == q["paragraph"] for q in chinese)
     assert first >= len(chinese) - 1
     english = [q for q in questions if q not in chinese]
     english_reranker = Reranker(model=FeatureReranker(language="en"), topk=1)
-    assert sum(english_reranker(nodes, query=q["question"])[0].text == q["paragraph"]
+    assert sum(english_reranker(q["question"], nodes)[0].text == q["paragraph"]
                for q in english) >= len(english) - 1
 
 
@@ -188,15 +211,15 @@ def test_zscore_of_constant_values_is_zero():
 
 def test_keyword_filter_all_any_and_exclude(sample_nodes):
     nodes, _ = sample_nodes
-    both = KeywordFilter(["长城", "烽火台"], mode="all")(nodes)
-    either = KeywordFilter(["长城", "烽火台"], mode="any")(nodes)
+    both = KeywordFilter(["长城", "烽火台"], mode="all")(None, nodes)
+    either = KeywordFilter(["长城", "烽火台"], mode="any")(None, nodes)
     assert len(both) == 1 and len(either) == 3
-    assert KeywordFilter(["长城"], exclude_keys=["1987"])(nodes) == either[:2]
-    english = KeywordFilter(["python"], language="en")(nodes)
+    assert KeywordFilter(["长城"], exclude_keys=["1987"])(None, nodes) == either[:2]
+    english = KeywordFilter(["python"], language="en")(None, nodes)
     assert len(english) == 3 and all("Python" in n.text for n in english)
-    assert KeywordFilter(["py"], language="en")(nodes) == []  # whole words only
+    assert KeywordFilter(["py"], language="en")(None, nodes) == []  # whole words only
     via_reranker = Reranker("KeywordFilter", required_keys=["茶"], output_format="content")
-    assert all("茶" in t for t in via_reranker(nodes, query="任意"))
+    assert all("茶" in t for t in via_reranker("任意", nodes))
     with pytest.raises(ValueError, match="mode"):
         KeywordFilter(["a"], mode="some")
     with pytest.raises(TypeError, match="list of keys"):
@@ -215,12 +238,12 @@ def test_register_reranker_single_and_batch(sample_nodes):
         return list(reversed(nodes))
 
     try:
-        kept = Reranker("short_only_test", max_chars=40)(nodes, query="q")
+        kept = Reranker("short_only_test", max_chars=40)("q", nodes)
         assert kept and all(len(n.text) <= 40 for n in kept)
-        assert Reranker("reverse_test")(nodes, query="q")[0].uid == nodes[-1].uid
+        assert Reranker("reverse_test")("q", nodes)[0].uid == nodes[-1].uid
         register_reranker(lambda nodes, query: "oops", batch=True, name="bad_test")
         with pytest.raises(TypeError, match="must return DocNodes"):
-            Reranker("bad_test")(nodes, query="q")
+            Reranker("bad_test")("q", nodes)
         with pytest.raises(ValueError, match="built-in"):
             register_reranker(len, name="KeywordFilter")
     finally:
@@ -245,7 +268,7 @@ def test_a_cross_encoder_from_a_bi_encoder_is_seeded_capped_and_reads_the_pair_i
     assert scores != CrossEncoderScorer.from_bi_encoder(seed=1)(query, passages)
     assert first(passages[0], [query]) != scores[:1]  # one sequence: the order is part of it
     ranked = Reranker(model=first, output_format="dict")(
-        [DocNode(t, uid=str(i)) for i, t in enumerate(passages)], query=query)
+        query, [DocNode(t, uid=str(i)) for i, t in enumerate(passages)])
     assert sorted(row["score"] for row in ranked) == pytest.approx(sorted(scores), abs=1e-6)
     assert first.name == "untrained-head:all-MiniLM-L6-v2"
     with pytest.raises(ValueError, match="seed must be"):
@@ -269,7 +292,7 @@ def tiny_cross_encoder(tmp_path_factory):
 def test_cross_encoder_wiring_offline(tiny_cross_encoder, backend):
     nodes = [DocNode(t, uid=str(i)) for i, t in enumerate(["a cat", "a dog", "the sea"])]
     reranker = Reranker(model=tiny_cross_encoder, backend=backend, topk=2)
-    ranked = reranker(nodes, query="a kitten")
+    ranked = reranker("a kitten", nodes)
     assert len(ranked) == 2 and all(np.isfinite(n.score) for n in ranked)
     assert ranked[0].score >= ranked[1].score
 
@@ -300,7 +323,7 @@ def endpoint_and_pauses(rerank_server):
 def test_rerank_endpoint_against_a_local_standin(rerank_server, endpoint_and_pauses):
     endpoint, pauses = endpoint_and_pauses
     nodes = [DocNode(t, uid=t) for t in ("长城很长", "西湖很美")]
-    assert Reranker(model=endpoint, topk=1)(nodes, query="长城")[0].uid == "长城很长"
+    assert Reranker(model=endpoint, topk=1)("长城", nodes)[0].uid == "长城很长"
     rerank_server.plan = [500, 500, 500]
     with pytest.raises(RuntimeError, match="failed after 3 tries: HTTP 500"):
         endpoint("长城", ["长城很长"])

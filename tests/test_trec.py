@@ -23,8 +23,8 @@ from ir_measures import AP, RR, R, nDCG
 from course_lib.lab import trec
 from course_lib.lab.datasets import KnowledgeBase, Question
 from course_lib.lab.evaluation import evaluate
-from course_lib.node import DocNode
 from course_lib.lab.pipelines import build_pipeline
+from course_lib.node import DocNode
 
 # ir_measures' measure -> the course's key (per_question column and result mean)
 PAIRS = {nDCG @ 10: "ndcg@10", AP @ 10: "map@10", RR @ 5: "mrr@5", R @ 1: "recall@1",

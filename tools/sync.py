@@ -18,8 +18,8 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-STRICT_PREFIX = ("from course_lib.lab.exercises import check, check_mistakes, check_not_given_away, "
-                 "strict\n\n"
+STRICT_PREFIX = ("from course_lib.lab.exercises import check, check_mistakes, "
+                 "check_not_given_away, strict\n\n"
                  "strict(True)  # a failed check fails CI\n")
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -182,6 +183,40 @@ def validate_query(query: Any) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def find_surrogate(text: str) -> re.Match[str] | None:
+    """The first lone surrogate (``"\\ud800"`` … ``"\\udfff"``) in ``text``, or None: such a
+    character is not valid Unicode, and no encoder, tokenizer or file can take it.
+
+    >>> find_surrogate("长城\\ud800").start(), find_surrogate("长城")
+    (2, None)
+    """
+    return None if text.isascii() else _SURROGATE.search(text)
+
+
+def close_names(name: Any, known: Iterable[Any], n: int = 1) -> list[str]:
+    """The (at most ``n``) names of ``known`` closest to ``name``, best first, as strings
+    (:func:`difflib.get_close_matches`: similarity 0.6 or more): the course's one
+    "did you mean" rule.
+
+    >>> close_names("filename", ["file_name", "title"])
+    ['file_name']
+    """
+    import difflib
+
+    return difflib.get_close_matches(str(name), [str(k) for k in known], n=n)
+
+
+def did_you_mean(name: Any, known: Iterable[Any]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``known`` (:func:`close_names`), or
+    ``""`` when none is close: the hint an error message ends a wrong name with.
+
+    >>> did_you_mean("filename", ["file_name", "title"]), did_you_mean("zzz", ["title"])
+    (" (did you mean 'file_name'?)", '')
+    """
+    close = close_names(name, known)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def check_text(text: str, name: str) -> str:
     """``text`` unchanged unless it holds a lone surrogate (``"\\ud800"``), which no
     encoder, tokenizer or file can take: then ``ValueError`` naming ``name`` and the
@@ -192,7 +227,7 @@ def check_text(text: str, name: str) -> str:
     ...
     ValueError: texts['a.txt'] holds a lone surrogate '\\ud800' at position 2, which is not ...
     """
-    found = None if text.isascii() else _SURROGATE.search(text)
+    found = find_surrogate(text)
     if found is not None:
         raise ValueError(f"{name} holds a lone surrogate {found.group()!r} at position "
                          f"{found.start()}, which is not valid Unicode: remove it, or clean the "

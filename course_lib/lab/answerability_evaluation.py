@@ -130,8 +130,8 @@ def retrieve_candidates(data: AnswerabilitySet, pipeline: str = "hybrid-rrf"
     tenth of ``multipath-rerank``; the detector takes the best of each signal over the
     candidates, so their order matters little (notebook 12 checks the detector on the
     reranked candidates of ``chapter_rag`` too)."""
-    from .embeddings import expected_queries
-    from .lab.pipelines import build_pipeline
+    from ..embeddings import expected_queries
+    from .pipelines import build_pipeline
 
     retrieve = build_pipeline(pipeline, data.kb).retrieve
     with expected_queries([q.question for q in data.questions]):  # one e5 batch, cached

@@ -44,8 +44,9 @@ def chapter_rag(kb: KnowledgeBase, llm: object | None = None, rewrite: str | Non
 
     ``answerability``: ``None`` (always answer), a fitted
     :class:`~course_lib.answerability.AnswerabilityDetector`, or ``True`` to fit one on
-    ``kb`` now (:func:`~course_lib.lab.answerability_evaluation.fit_detector`, a few seconds); the system
-    then declines when the knowledge base does not seem to hold the answer (notebook 12).
+    ``kb`` now (:func:`~course_lib.lab.answerability_evaluation.fit_detector`, a few
+    seconds); the system then declines when the knowledge base does not seem to hold the
+    answer (notebook 12).
     """
     if answerability is True:
         answerability = fit_detector(kb)

@@ -34,7 +34,6 @@ behind. All of a command's output is computed before the first file is written.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -43,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._support.validation import close_names
 from ..store.safe_folder import write_text_atomically
 from .datasets import (
     DatasetFormatError,
@@ -146,7 +146,7 @@ def _check_pipeline(name: str, option: str = "--pipeline") -> str:
     from .pipelines import PIPELINES
     if name in PIPELINES:
         return name
-    close = difflib.get_close_matches(name, PIPELINES, n=3)
+    close = close_names(name, PIPELINES, n=3)
     known = (f"did you mean {' or '.join(close)}? (`{PROG} pipelines` lists them all)" if close
              else f"choose one of {', '.join(sorted(PIPELINES))}")
     raise _BadArgument(f"argument {option}: unknown pipeline {name!r}; {known}")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 import urllib.error
 import urllib.request
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .._support.places import COURSE_ROOT, cache_dir
-from .._support.validation import check_int
+from .._support.validation import check_int, find_surrogate
 from ..store.json_shape import problem, type_name
 
 CMRC2018_TRIAL = {
@@ -174,7 +173,6 @@ _EXPECTED = {
     "question": 'a question: {"id": "...", "question": "...", "answers": [...]}',
     "answer": 'an answer: {"text": "...", "answer_start": 0}',
 }
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _SquadReader:
@@ -205,7 +203,7 @@ class _SquadReader:
         wrong = problem(value, shape, name)
         if wrong:
             self.fail(f"{wrong}; expected {_EXPECTED[kind]}")
-        if isinstance(value, str) and (bad := _SURROGATE.search(value)):
+        if isinstance(value, str) and (bad := find_surrogate(value)):
             self.fail(f"{name} holds a lone surrogate {bad.group()!a} at character "
                       f"{bad.start()}: text must be valid Unicode (fix that escape in the file)")
         return value

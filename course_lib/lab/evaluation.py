@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..embeddings import expected_queries
-from ..metrics import context_relevance, is_hit, mrr_at_k, recall_at_k, split_sentences
+from ..metrics import context_relevance, context_sentences, is_hit, mrr_at_k, recall_at_k
 from ..node import DocNode
 from ..ranking import passes, round_score
 from .datasets import KnowledgeBase, Question
@@ -308,10 +308,10 @@ def _cut_off_units(questions: Sequence[Question], rankings: Sequence[Sequence[Do
         raise ValueError("no questions to score")
     units = []
     for question, ranking in zip(questions, rankings, strict=True):
-        gold = set(split_sentences([question.paragraph]))
+        gold = set(context_sentences([question.paragraph]))
         rows = []
         for node in ranking[:k]:
-            sentences = split_sentences([node.text])
+            sentences = context_sentences([node.text])
             score = None if node.score is None else round_score(node.score)
             rows.append((score, is_hit(node.text, question.paragraph),
                          sum(s in gold for s in sentences), len(sentences)))

@@ -25,6 +25,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import runpy
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,35 @@ from typing import Any
 from .._support.places import COURSE_ROOT
 from .._support.validation import is_number
 
-SOLUTIONS = COURSE_ROOT / "solutions"
+SOLUTIONS_ENV = "COURSE_SOLUTIONS"
+
+
+def solutions_folder() -> Path:
+    """Where the worked solutions are: ``$COURSE_SOLUTIONS``, else the first ``solutions/``
+    folder holding them in the working directory, beside it (a notebook runs in
+    ``notebooks/``), or in the clone the library runs from.
+
+    The solutions are not package data on purpose: an installed wheel (and a student's
+    copy of a notebook) does not carry the answers. A learner who installed the library
+    and copied the course gets them from the course folder; without one, the error says
+    how to point at it.
+
+    >>> (solutions_folder() / "01_evaluating_retrieval.py").is_file()
+    True
+    """
+    if os.environ.get(SOLUTIONS_ENV):
+        folder = Path(os.environ[SOLUTIONS_ENV])
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{SOLUTIONS_ENV}={folder} is not a folder; point it at "
+                                    f"the course's solutions/ folder")
+        return folder
+    here = Path.cwd()
+    for folder in (here / "solutions", here.parent / "solutions", COURSE_ROOT / "solutions"):
+        if any(folder.glob("[0-9][0-9]_*.py")):
+            return folder
+    raise FileNotFoundError(f"no solutions/ folder found in {here}, beside it, or in "
+                            f"{COURSE_ROOT}: run from the course folder (or its notebooks/), "
+                            f"or set {SOLUTIONS_ENV} to the course's solutions/ folder")
 
 
 @dataclass(frozen=True)
@@ -78,7 +107,7 @@ EXERCISES: dict[str, Exercise] = {
                    "question, rank = gold_rank(ranking, q.paragraph): count rank == 1, and "
                    "average ranking[rank - 1].score where rank is not None."),
     "09": Exercise(("kept_answerable", "refused_unanswerable"), "for each sample question q: "
-                   "best = offline_rag.reranker(candidates, query=q.question)[0], where the "
+                   "best = offline_rag.reranker(q.question, candidates)[0], where the "
                    "candidates are offline_rag.retriever(q.question) — for the second share "
                    "without those whose metadata['file_name'] == q.file_name; the rule answers "
                    "when term_coverage(q.question, best.text) >= MIN_COVERAGE."),
@@ -123,9 +152,10 @@ def strict(on: bool = True) -> None:
 
 
 def solution_file(exercise: str) -> Path:
-    matches = sorted(SOLUTIONS.glob(f"{exercise}_*.py"))
+    folder = solutions_folder()
+    matches = sorted(folder.glob(f"{exercise}_*.py"))
     if not matches:
-        raise FileNotFoundError(f"no solution for exercise {exercise!r} in {SOLUTIONS}")
+        raise FileNotFoundError(f"no solution for exercise {exercise!r} in {folder}")
     return matches[0]
 
 
@@ -211,7 +241,7 @@ def check_mistakes(exercise: str) -> int:
 def check_not_given_away(exercise: str) -> None:
     """Assert that the learner's notebook prints none of the expected numeric answers
     (at 3 decimals): an answer copied from an earlier output would teach nothing."""
-    notebook = next(SOLUTIONS.parent.glob(f"notebooks/{exercise}_*.ipynb"))
+    notebook = next(solutions_folder().parent.glob(f"notebooks/{exercise}_*.ipynb"))
     shown = " ".join(_output_texts(json.loads(notebook.read_text(encoding="utf-8"))))
     for name, value in expected_answers(exercise).items():
         for number in _floats(value):

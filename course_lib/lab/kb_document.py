@@ -43,7 +43,8 @@ def embed_knowledge_base(kb: KnowledgeBase, models: tuple[str, ...] = ("e5", "us
     data``, ``make lab`` and ``make test``) does it once, with a progress bar, and every
     notebook's first run then takes seconds. Embeds, per model: the paragraphs and the
     questions; for e5 also the coarse chunks and the sentences the offline reranker
-    reads (:func:`~course_lib.lab.chapter_system.chapter_rag`). Texts already cached are not embedded again, and the
+    reads (:func:`~course_lib.lab.chapter_system.chapter_rag`). Texts already cached are
+    not embedded again, and the
     vectors are the same as a notebook would compute (the cache is keyed by text).
     Returns how many texts each model now has cached for ``kb``.
     """

@@ -95,7 +95,7 @@ def prepared_reranker(doc: Document, topk: int = TOPK, score_cut_off: float | No
 
 def rerank_after(retrieve: Retrieve, reranker: Reranker) -> Retrieve:
     def retrieve_and_rerank(query: str) -> list[DocNode]:
-        return reranker(retrieve(query), query=query)
+        return reranker(query, retrieve(query))
 
     return retrieve_and_rerank
 

@@ -32,6 +32,7 @@ from ..node import DocNode
 from ..related import related_questions
 from ..retriever import Retriever
 from .datasets import KnowledgeBase, Question
+from .kb_document import knowledge_base_document
 
 __all__ = ["BANK_GROUP", "question_bank", "same_paragraph_rates"]
 

@@ -144,9 +144,9 @@ class _SharedPath(_Memoised):
 class _SharedReranker(_Memoised):
     """A reranker whose orderings are remembered per query and candidate list."""
 
-    def __call__(self, nodes: Sequence[DocNode], query: str) -> list[DocNode]:
+    def __call__(self, query: str, nodes: Sequence[DocNode]) -> list[DocNode]:
         key = (query, tuple((n.uid, tuple(n.found_by.items())) for n in nodes))
-        return self._once(key, lambda: self.inner(nodes, query=query))
+        return self._once(key, lambda: self.inner(query, nodes))
 
 
 FULL_SYSTEM = "full system"

@@ -230,8 +230,8 @@ def check_joined_context(reranker: Any, separator: str = "\n---\n", topk: int = 
     if not isinstance(reranker, Reranker) or not hasattr(reranker, "scorer"):
         return f"give a Reranker('ModuleReranker', model=..., ...), not {reranker!r:.60}"
     best = Reranker(model=reranker.scorer, topk=topk, output_format="content")(
-        _NODES, query="长城在哪里？")
-    got = reranker(_NODES, query="长城在哪里？")
+        "长城在哪里？", _NODES)
+    got = reranker("长城在哪里？", _NODES)
     if not isinstance(got, str):
         return f"got a {type(got).__name__}, not one string: join the texts"
     if got == "".join(best):

@@ -1,8 +1,9 @@
 """The embedding cache's file format: shards of vectors keyed by text hash.
 
 A model's cache is a folder of shards (:func:`write_shard`), each an ``.npz`` named by the
-SHA-256 of its own bytes, written once and never modified; :class:`~course_lib.embeddings.CachedEmbedder`
-decides what to embed and when to merge. This module only writes and checks the files.
+SHA-256 of its own bytes, written once and never modified;
+:class:`~course_lib.embeddings.CachedEmbedder` decides what to embed and when to merge.
+This module only writes and checks the files.
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
@@ -13,6 +14,7 @@ decides what to embed and when to merge. This module only writes and checks the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
@@ -26,6 +28,7 @@ __all__ = ["DamagedCacheWarning", "DamagedShard", "read_cache", "read_shard", "t
            "write_shard"]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the reranker asks for the same sentences per query
 def text_hash(text: str) -> str:
     """A text's cache key: the SHA-1 of its UTF-8 bytes, in hex (the text is not stored)."""
     return hashlib.sha1(text.encode("utf-8")).hexdigest()

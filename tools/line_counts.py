@@ -1,0 +1,43 @@
+"""Lines of course_lib: the core a learner reads (in reading order) and the plumbing.
+
+``python tools/line_counts.py`` prints what the README's library section states; a test
+(tests/test_readme.py) checks that the README says the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "course_lib"
+
+# The order to read the core in: each module uses only those before it (or a few of them).
+READING_PATH = ("node", "ranking", "readers", "document", "text_splitter", "text_tokens",
+                "bm25", "similarity", "vectors", "index", "retriever", "fusion", "rerank",
+                "rag", "metrics")
+# The rest of the RAG ideas, read when their notebook comes up.
+MORE_IDEAS = ("embeddings", "llm", "llm_parsing", "offline_llm", "llm_groups", "rewriting",
+              "related", "answerability")
+PARTS = {"lab": "lab/", "store": "store/", "_support": "_support/"}
+
+
+def lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def counts() -> dict[str, int]:
+    """``reading path``, ``other ideas``, each part's total, and ``plumbing``."""
+    result = {"reading path": sum(lines(PACKAGE / f"{m}.py") for m in READING_PATH),
+              "other ideas": sum(lines(PACKAGE / f"{m}.py") for m in MORE_IDEAS)}
+    root = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+    unlisted = root - set(READING_PATH) - set(MORE_IDEAS)
+    if unlisted:
+        raise SystemExit(f"modules at the package root in neither list: {sorted(unlisted)}")
+    for part in PARTS:
+        result[part] = sum(lines(p) for p in (PACKAGE / part).glob("*.py"))
+    result["plumbing"] = sum(result[part] for part in PARTS)
+    return result
+
+
+if __name__ == "__main__":
+    for name, value in counts().items():
+        print(f"{name}: {value:,}")
