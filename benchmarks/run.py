@@ -323,7 +323,7 @@ def bench_memory(n_queries: int = 2_000) -> dict[str, float]:
     result: dict[str, float] = {"memory_queries": n_queries, "memory_checkpoint": checkpoint}
     started = time.perf_counter()
     for i, query in enumerate(queries, start=1):
-        rerank(retrieve(query), query=query)
+        rerank(query, retrieve(query))
         if i == checkpoint:
             gc.collect()
             result["rss_mb_at_checkpoint"] = round(rss_mb(), 1)

@@ -27,6 +27,7 @@ from .fusion import (
     pipeline,
     reciprocal_rank_fusion,
 )
+from .lab.answerability_evaluation import answerability_set, fit_detector
 from .lab.datasets import (
     DatasetFormatError,
     build_knowledge_base,
@@ -36,7 +37,8 @@ from .lab.datasets import (
     load_squad,
 )
 from .lab.evaluation import evaluate, score_rankings
-from .lab.pipelines import PIPELINES, knowledge_base_document, register_pipeline
+from .lab.kb_document import knowledge_base_document
+from .lab.pipelines import PIPELINES, register_pipeline
 from .llm import get_llm
 from .llm_groups import LLMParser
 from .metrics import (

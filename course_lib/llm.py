@@ -7,7 +7,7 @@
   classical algorithms (:mod:`course_lib.offline_llm`), not a language model.
 
 Both offer the same course tasks — ``summarize``, ``keywords``, ``qa_pairs``,
-``expand_query``, ``sub_questions``, ``judge``, ``answer``, ``supported`` — and
+``expand_query``, ``sub_questions``, ``query_variants``, ``judge``, ``answer``, ``supported`` — and
 every text they return is a :class:`Reply` that says which backend wrote it.
 
 >>> llm = OfflineLLM()

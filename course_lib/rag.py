@@ -1,6 +1,6 @@
 """Retrieval-augmented generation, end to end: the reference chapter's final system.
 
-    question ─► (rewrite) ─► parallel retrievers ─► union ─► reranker ─┐
+    question ─► (rewrite) ─► several retrievers ─► union ─► reranker ─┐
            └──────────────► QA-pair retriever (bypasses the reranker) ─┴► context ─► LLM ─► answer
 
 With the offline stand-in the "LLM" answers extractively: it returns the context
@@ -11,11 +11,9 @@ the system first asks whether the reranked candidates hold the answer at all; wh
 detector says no, it declines with :data:`DECLINED` instead of calling the LLM, and the
 result carries the detector's verdict (its signals and best candidate) as evidence.
 
-Measuring it (notebook 09): :func:`measure_system` asks a system questions and keeps one
-column per measure (gold paragraph in the context, gold span in the answer, characters
-read); :func:`ablations` makes the copies with one part switched off;
-:func:`ablation_table` tests each against the full system, paired, with Holm's correction.
-:func:`split_stored_asked` keeps the questions stored as FAQ pairs apart from those asked.
+Measuring it (notebook 09) is the lab's job (:mod:`course_lib.lab.rag_evaluation`):
+asking a system questions with one column per measure, the copies with one part switched
+off, and each tested against the full system, paired, with Holm's correction.
 
 >>> from course_lib.llm import OfflineLLM
 >>> nodes = [DocNode("龙井属于绿茶，普洱属于黑茶。", uid="tea")]
@@ -44,8 +42,8 @@ from ._support.validation import check_int, validate_query
 from .fusion import MultiRetriever, Retrieve, check_path_result, union
 from .llm import ChatLLM, Reply, get_llm
 from .node import DocNode
-from .offline_llm import split_sentences
 from .rerank import Reranker
+from .text_splitter import split_sentences
 
 # What a system says instead of answering when the knowledge base lacks the answer.
 DECLINED = "知识库中没有这个问题的答案 (the knowledge base does not contain this)"
@@ -213,7 +211,8 @@ def drop_contained(nodes: Sequence[DocNode], limit: int | None = None) -> list[D
     are not changed.
 
     Why the larger piece stays: it holds all of the smaller one, so the context loses no
-    text and holds none twice; what it costs is characters (:func:`measure_system`
+    text and holds none twice; what it costs is characters
+    (:func:`~course_lib.lab.rag_evaluation.measure_system`
     counts them). In :class:`MultiPathRAG` (``dedupe=True``) this runs on the reranked
     candidates before the cut to ``context_size``, so a dropped duplicate's place goes to
     the next candidate.

@@ -2,7 +2,7 @@
 
 The recipe, in three steps:
 
-1. cut the text into sentences (after 。！？!? ; or a newline), keeping every
+1. cut the text into sentences (after 。！？!?；;, an English ". " or a newline), keeping every
    character, so chunks are exact substrings of the input;
 2. a sentence longer than a chunk is cut further at clause marks (，、：,:), then at
    spaces (never mid-word when a space exists), and only then at characters;
@@ -94,7 +94,8 @@ class SentenceSplitter:
         return tail
 
     def _pieces(self, text: str) -> list[str]:
-        """Sentences, each no longer than a chunk (long ones cut at spaces, then characters)."""
+        """Sentences, each no longer than a chunk (long ones cut at clause marks, then at
+        spaces, then at characters)."""
         pieces: list[str] = []
         # Every character kept (chunks are substrings of the text); ". " ends an English one.
         for sentence in split_sentences(text, full_stop="space", strip=False):

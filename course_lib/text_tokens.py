@@ -1,4 +1,6 @@
-"""Tokenisers for lexical similarity: English words and Chinese (jieba) words.
+"""Tokenisers for lexical similarity (English words, Chinese jieba words, character
+n-grams), their bounded cache (:class:`TextCache`), and the one coverage rule
+(:func:`coverage`).
 
 >>> english_tokens("The 2008 Olympics, in Beijing!")
 ['the', '2008', 'olympics', 'in', 'beijing']
@@ -48,10 +50,10 @@ class TextCache(Generic[V]):
     paragraphs that several indexes tokenise are kept from their second use on.
 
     ``cache(text, compute, kind)`` returns ``compute(text)``, from the cache when
-    ``(kind, text)`` was stored. Safe to share between threads (the parallel retrieval
-    paths of :class:`course_lib.fusion.MultiRetriever`); two threads may compute the
-    same missing text at once, and both get the same answer. It does not copy what it
-    returns: callers must not change it.
+    ``(kind, text)`` was stored. Safe to share between threads (the retrieval paths
+    of :class:`course_lib.fusion.MultiRetriever`, run in threads when ``max_workers > 0``);
+    two threads may compute the same missing text at once, and both get the same answer.
+    It does not copy what it returns: callers must not change it.
 
     >>> cache = TextCache(max_entries=2, max_chars=100, max_text_chars=10)
     >>> [cache(t, len) for t in ("ab", "cde", "ab", "fg")]

@@ -1,6 +1,7 @@
 """Vector search: dense vectors through faiss, sparse vectors through scipy.
 
-Dense vectors live in a faiss ``IndexFlatIP`` (exact inner product). For cosine the
+Dense vectors live in a faiss ``IndexFlatIP`` (exact inner product; ``backend="hnsw"``:
+faiss ``IndexHNSWFlat``, approximate). For cosine the
 vectors are L2-normalised first, so inner product *is* cosine. ``backend="numpy"`` does
 the same with a matrix product — the tests check both give the same ranking.
 

@@ -46,7 +46,8 @@ def embed_knowledge_base(kb: KnowledgeBase, models: tuple[str, ...] = ("e5", "us
     reads (:func:`~course_lib.lab.chapter_system.chapter_rag`). Texts already cached are
     not embedded again, and the
     vectors are the same as a notebook would compute (the cache is keyed by text).
-    Returns how many texts each model now has cached for ``kb``.
+    Returns, per model, how many paragraphs, coarse chunks and questions it embedded (or
+    found cached).
     """
     done = {}
     questions = [q.question for q in kb.questions]

@@ -115,48 +115,35 @@ def _bm25_coarse_gpt2(kb: KnowledgeBase) -> Retrieve:
     return Retriever(doc, "CoarseChunkGPT2", "bm25_chinese", topk=TOPK)
 
 
-@register_pipeline("bm25-paragraph", "one node per paragraph (split on \\n), BM25 on jieba words")
-def _bm25_paragraph(kb: KnowledgeBase) -> Retrieve:
-    return Retriever(knowledge_base_document(kb), "paragraph", "bm25_chinese", topk=TOPK)
+def _paragraphs(similarity: str, embed: bool | str = False,
+                cut_off: float | None = None) -> Callable[[KnowledgeBase], Retrieve]:
+    """A pipeline builder: one node per paragraph, one similarity, top :data:`TOPK`."""
+    def build(kb: KnowledgeBase) -> Retrieve:
+        return Retriever(knowledge_base_document(kb, embed=embed), "paragraph", similarity,
+                         topk=TOPK, similarity_cut_off=cut_off)
+
+    return build
 
 
-@register_pipeline("bm25-paragraph-lazyllm", "paragraphs, BM25 on jieba words of 2+ characters "
-                   "(LazyLLM's tokenisation, for comparison)")
-def _bm25_paragraph_lazyllm(kb: KnowledgeBase) -> Retrieve:
-    return Retriever(knowledge_base_document(kb), "paragraph", "bm25_lazyllm", topk=TOPK)
-
-
-@register_pipeline("bm25-char-paragraph", "paragraphs, BM25 on character unigrams + bigrams")
-def _bm25_char_paragraph(kb: KnowledgeBase) -> Retrieve:
-    return Retriever(knowledge_base_document(kb), "paragraph", "bm25_char", topk=TOPK)
-
-
-@register_pipeline("cosine-paragraph", "paragraphs, cosine over multilingual-e5-small "
-                   "embeddings (a retrieval model)")
-def _cosine_paragraph(kb: KnowledgeBase) -> Retrieve:
-    return Retriever(knowledge_base_document(kb, embed=True), "paragraph", "cosine", topk=TOPK)
-
-
-@register_pipeline("cosine-paragraph-use", "paragraphs, cosine over USE multilingual "
-                   "embeddings (a general sentence encoder)")
-def _cosine_paragraph_use(kb: KnowledgeBase) -> Retrieve:
-    return Retriever(knowledge_base_document(kb, embed="use"), "paragraph", "cosine", topk=TOPK)
-
-
-@register_pipeline("cosine-paragraph-cutoff", f"cosine-paragraph keeping only scores above "
-                   f"{COSINE_CUT_OFF} (e5's scale)",
-                   cut_off_of=("cosine-paragraph", COSINE_CUT_OFF))
-def _cosine_paragraph_cutoff(kb: KnowledgeBase) -> Retrieve:
-    return Retriever(knowledge_base_document(kb, embed=True), "paragraph", "cosine", topk=TOPK,
-                     similarity_cut_off=COSINE_CUT_OFF)
-
-
-@register_pipeline("cosine-paragraph-use-cutoff", f"cosine-paragraph-use keeping only scores "
-                   f"above {USE_COSINE_CUT_OFF} (USE's scale)",
-                   cut_off_of=("cosine-paragraph-use", USE_COSINE_CUT_OFF))
-def _cosine_paragraph_use_cutoff(kb: KnowledgeBase) -> Retrieve:
-    return Retriever(knowledge_base_document(kb, embed="use"), "paragraph", "cosine",
-                     topk=TOPK, similarity_cut_off=USE_COSINE_CUT_OFF)
+# The paragraph pipelines: (name, description, similarity, embedder, cut-off, cut_off_of).
+for _name, _description, _similarity, _embed, _cut_off, _of in (
+        ("bm25-paragraph", "one node per paragraph (split on \\n), BM25 on jieba words",
+         "bm25_chinese", False, None, None),
+        ("bm25-paragraph-lazyllm", "paragraphs, BM25 on jieba words of 2+ characters "
+         "(LazyLLM's tokenisation, for comparison)", "bm25_lazyllm", False, None, None),
+        ("bm25-char-paragraph", "paragraphs, BM25 on character unigrams + bigrams",
+         "bm25_char", False, None, None),
+        ("cosine-paragraph", "paragraphs, cosine over multilingual-e5-small embeddings "
+         "(a retrieval model)", "cosine", True, None, None),
+        ("cosine-paragraph-use", "paragraphs, cosine over USE multilingual embeddings "
+         "(a general sentence encoder)", "cosine", "use", None, None),
+        ("cosine-paragraph-cutoff", f"cosine-paragraph keeping only scores above "
+         f"{COSINE_CUT_OFF} (e5's scale)", "cosine", True, COSINE_CUT_OFF, "cosine-paragraph"),
+        ("cosine-paragraph-use-cutoff", f"cosine-paragraph-use keeping only scores above "
+         f"{USE_COSINE_CUT_OFF} (USE's scale)", "cosine", "use", USE_COSINE_CUT_OFF,
+         "cosine-paragraph-use")):
+    register_pipeline(_name, _description, cut_off_of=_of and (_of, _cut_off))(
+        _paragraphs(_similarity, _embed, _cut_off))
 
 
 @register_pipeline("hybrid-rrf", f"words + characters + cosine paths (top {WIDE} each), "

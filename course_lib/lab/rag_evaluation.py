@@ -68,7 +68,7 @@ def measure_system(system: MultiPathRAG, questions: Sequence[Question],
     (1 when the answer contains a gold answer span, :func:`answer_contains`);
     ``context_chars`` (characters handed to the generator: every piece's
     ``get_content()``) and ``context_pieces``; with ``keep_answers=True`` also
-    ``answer``, the :class:`RAGAnswer` objects.
+    ``answer``, the :class:`~course_lib.rag.RAGAnswer` objects.
 
     The questions (and, for a system that rewrites, their rewrites) are announced to the
     embedding cache first, so a dense path embeds them in batches and keeps them on disk.

@@ -4,7 +4,7 @@ The chapter's numbers (LazyLLM RAG course, ch. 7, CMRC 2018 trial) are typed in
 below from its tables; ours are computed now, on the real data. A row whose setting
 the chapter did not have shows "–" for the chapter. One table is not the chapter's at all:
 ``answerability`` (notebook 12) — can the system tell that the knowledge base lacks the
-answer? — held-out AUROC and decline shares, from :mod:`course_lib.answerability`.
+answer? — held-out AUROC and decline shares, from :mod:`course_lib.lab.answerability_evaluation`.
 
 >>> sorted(TABLES)[:3]
 ['chunks_vs_paragraphs', 'cut_off', 'query_rewriting']

@@ -1,4 +1,4 @@
-"""Tests for the short "try it" cells of notebooks 00, 01, 04, 05, 06, 08 and 11.
+"""Tests for the short "try it" cells of notebooks 00, 01, 04, 05, 06, 08, 11 and 12.
 
 Each ``check_*`` function takes what the learner wrote (and what it needs from the
 notebook) and returns ``True`` or a sentence saying what is wrong — the ``test`` that

@@ -94,7 +94,8 @@ def read_shard(path: Path, dim: int = 0) -> dict[str, np.ndarray]:
 
 def read_cache(folder: Path, dim: int = 0) -> dict[str, np.ndarray]:
     """Every ``{key: vector}`` stored in one model's cache folder (for inspection: raises
-    :class:`DamagedShard` where :class:`CachedEmbedder` would warn and rebuild)."""
+    :class:`DamagedShard` where :class:`~course_lib.embeddings.CachedEmbedder` would warn and
+    rebuild)."""
     vectors: dict[str, np.ndarray] = {}
     for path in sorted(Path(folder).glob("*.npz")):
         vectors.update(read_shard(path, dim))
