@@ -5,11 +5,14 @@ within the candidate pool (:class:`~course_lib.rerank.FeatureReranker`) — so t
 bad pool still stands out. Saying "the knowledge base does not contain this" needs an
 *absolute* signal, one that means the same whatever else was retrieved.
 
-:class:`AnswerabilityDetector` reads three signals from the candidates a system
-retrieved — ``word_coverage`` (the idf-weighted share of the question's content words
-found in a candidate), ``bigram_coverage`` (the same for its character bigrams) and
-``best_sentence`` (e5's cosine of the question and the closest candidate sentence) —
-each the best over the candidates, combines them with a logistic regression, and
+:class:`AnswerabilityDetector` reads four signals from the candidates a system
+retrieved — ``word_coverage`` (the idf-weighted share of the question's words found in a
+candidate), ``bigram_coverage`` (the same for its character bigrams), ``best_sentence``
+(e5's cosine of the question and the closest candidate sentence) and
+``anchored_coverage`` (word coverage without function words, counted only in a line
+that also holds every name the question asks about: a paragraph about someone else does
+not answer a question about this one) — each the best over the candidates, combines
+them with a logistic regression, and
 declines below a threshold (:func:`choose_threshold`) chosen so that at most
 ``max_wrong`` of the answerable calibration questions are declined.
 
@@ -41,11 +44,22 @@ from .index import as_embedder
 from .node import DocNode
 from .offline_llm import content_terms
 from .rerank import candidate_sentences
-from .text_tokens import TextCache, char_ngrams, chinese_tokens, coverage, covered_terms
+from .text_tokens import (
+    TextCache,
+    char_ngrams,
+    chinese_tokens,
+    coverage,
+    covered_terms,
+    function_words,
+    named_entities,
+)
 
-SIGNALS = ("word_coverage", "bigram_coverage", "best_sentence")
+SIGNALS = ("word_coverage", "bigram_coverage", "best_sentence", "anchored_coverage")
+# The detector before anchored coverage earned its place (kept for comparisons).
+CLASSIC_SIGNALS = ("word_coverage", "bigram_coverage", "best_sentence")
 SIGNAL_LABELS = {"word_coverage": "word coverage", "bigram_coverage": "bigram coverage",
-                 "best_sentence": "best sentence (e5)"}
+                 "best_sentence": "best sentence (e5)",
+                 "anchored_coverage": "anchored coverage"}
 
 
 def choose_threshold(answerable_scores: Sequence[float], max_wrong: float = 0.05) -> float:
@@ -77,9 +91,14 @@ class Signals:
     """What the detector read from one question's candidates.
 
     ``values``: each signal, the best over the candidates. ``best``: the candidate with
-    the highest word coverage (first on ties), with the question's content words it holds
-    (``found``) and lacks (``missing``); ``sentence``: the candidate sentence closest to
-    the question by e5 ("" without that signal), from ``sentence_node``.
+    the highest word coverage (first on ties) — with ``anchored_coverage`` among the
+    signals, the highest anchored coverage — at position ``best_rank`` among the
+    candidates, with the question's content words it holds (``found``) and lacks
+    (``missing``; function words not listed); ``anchors``: the question's names, which
+    anchored coverage wants, all of them, in the same line as the rest; ``ignored``: its
+    function words, which anchored coverage does not count (word coverage, the older
+    signal, does); ``sentence``: the candidate sentence closest to the question
+    by e5 ("" without that signal), from ``sentence_node``.
     """
 
     values: dict[str, float]
@@ -88,6 +107,9 @@ class Signals:
     missing: list[str] = field(default_factory=list)
     sentence: str = ""
     sentence_node: DocNode | None = None
+    best_rank: int | None = None          # ``best``'s position among the candidates, from 1
+    anchors: list[str] = field(default_factory=list)   # the question's names
+    ignored: list[str] = field(default_factory=list)   # its function words
 
 
 @dataclass
@@ -108,16 +130,21 @@ class Verdict:
         lines = [f"{decision} (answerability {self.probability:.2f} {sign} threshold "
                  f"{self.threshold:.2f})"]
         evidence = self.signals
+        shown = "anchored_coverage" if "anchored_coverage" in evidence.values else "word_coverage"
         for name, value in evidence.values.items():
             line = f"  {SIGNAL_LABELS.get(name, name):<19}{value:.2f}"
-            if name == "word_coverage" and evidence.best is not None:
-                line += (f"  in {evidence.best.uid or 'the best candidate'}: has "
+            if name == shown and evidence.best is not None:
+                line += (f"  in candidate {evidence.best_rank} ({evidence.best.uid}): has "
                          f"{'、'.join(evidence.found) or 'none'}; lacks "
                          f"{'、'.join(evidence.missing) or 'none'}")
+                if evidence.anchors and name == "anchored_coverage":
+                    line += f"; anchor {'、'.join(evidence.anchors)}"
             if name == "best_sentence" and evidence.sentence:
                 text = evidence.sentence.replace("\n", " ")
                 line += f"  「{text if len(text) <= preview else text[:preview] + '…'}」"
             lines.append(line)
+        if evidence.ignored:
+            lines.append(f"  not counted (function words): {'、'.join(evidence.ignored)}")
         if evidence.best is None:
             lines.append("  no candidates were retrieved")
         return "\n".join(lines)
@@ -241,28 +268,60 @@ class AnswerabilityDetector:
     def _idf(self, doc_freq: Counter[str], term: str) -> float:
         return float(self._stats.idf(doc_freq.get(term, 0)))
 
+    @staticmethod
+    def anchors(question: str) -> list[str]:
+        """The names a candidate must hold, all of them, for anchored coverage: the
+        question's :func:`~course_lib.text_tokens.named_entities`, lower-cased (none for a
+        question that names nothing: its coverage then needs no anchor).
+
+        >>> AnswerabilityDetector.anchors("罗保铭本科毕业于哪所大学？")
+        ['罗保铭']
+        """
+        return [name.lower() for name, _ in named_entities(question)]
+
     def signals(self, question: str, candidates: Sequence[DocNode | str]) -> Signals:
         """Each signal's best value over ``candidates`` (0.0 when there are none)."""
         validate_query(question)
         nodes = _as_nodes(candidates)
-        words = {w: self._idf(self._word_df, w) for w in dict.fromkeys(content_terms(question))}
+        terms = list(dict.fromkeys(content_terms(question)))
+        ignored = function_words(question)
+        words = {w: self._idf(self._word_df, w) for w in terms}
         grams = {g: self._idf(self._gram_df, g)
                  for g in dict.fromkeys(char_ngrams(question, (2,)))}
-        best_words, best_grams, best = -1.0, 0.0, None
-        found: list[str] = []
-        units = [(node, unit) for node in nodes for unit in _lines(node.text)]
-        for node, unit in units:
+        content = {w: idf for w, idf in words.items() if w not in ignored}
+        anchored = "anchored_coverage" in self.signal_names
+        anchors = self.anchors(question) if anchored else []
+        best_words, best_grams, best_anchored = -1.0, 0.0, -1.0
+        best: tuple[int, DocNode, str] | None = None
+        units = [(rank, node, unit) for rank, node in enumerate(nodes, 1)
+                 for unit in _lines(node.text)]
+        for rank, node, unit in units:
             # A word counts wherever it occurs in the line, as notebook 09's term_coverage.
             covered = coverage(words, unit, weights=words, match="substring")
             if covered > best_words:
-                best_words, best = covered, node
-                found = covered_terms(words, unit, match="substring")
+                best_words = covered
+                if not anchored:
+                    best = (rank, node, unit)
+            if anchored:
+                # Every name of the question, in this one line, with the rest of its content
+                # words (idf-weighted, function words not counted): evidence that co-occurs.
+                has_names = all(name in unit.lower() for name in anchors)
+                value = (coverage(content, unit, weights=content, match="substring")
+                         if has_names else 0.0)
+                if value > best_anchored:
+                    best_anchored, best = value, (rank, node, unit)
             unit_grams = self._bigrams(unit, lambda t: frozenset(char_ngrams(t, (2,))))
             best_grams = max(best_grams, coverage(grams, unit_grams, weights=grams))
-        values = {"word_coverage": max(best_words, 0.0), "bigram_coverage": best_grams}
-        evidence = Signals({}, best, found, [w for w in words if w not in found])
+        values = {"word_coverage": max(best_words, 0.0), "bigram_coverage": best_grams,
+                  "anchored_coverage": max(best_anchored, 0.0)}
+        found = covered_terms(content, best[2], match="substring") if best else []
+        evidence = Signals({}, best[1] if best else None, found,
+                           [w for w in content if w not in found],
+                           best_rank=best[0] if best else None, anchors=anchors,
+                           ignored=[w for w in terms if w in ignored])
         if "best_sentence" in self.signal_names:
-            values["best_sentence"] = self._best_sentence(question, units, evidence)
+            values["best_sentence"] = self._best_sentence(
+                question, [(node, unit) for _, node, unit in units], evidence)
         evidence.values = {name: round(float(values[name]), 6) for name in self.signal_names}
         return evidence
 
