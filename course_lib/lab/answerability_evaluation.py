@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._support.validation import check_int, check_number
-from ..answerability import SIGNALS, AnswerabilityDetector, choose_threshold, fit_model
+from ..answerability import AnswerabilityDetector, choose_threshold, fit_model
 from ..node import DocNode
 from .datasets import KnowledgeBase, Question, SquadSet, build_knowledge_base
 
@@ -380,31 +380,3 @@ def fit_detector(kb: KnowledgeBase, data: AnswerabilitySet | None = None,
     trained = AnswerabilityDetector(data.kb.paragraphs, embedder=embedder)
     trained.fit(data.questions, candidates, data.answerable, max_wrong)
     return trained.with_corpus(kb.paragraphs)
-
-
-# ---------------------------------------------------------------- the reproduce row
-BASELINE = ("word_coverage",)
-
-
-def evaluate_answerability(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5,
-                           seed: int = 0, max_wrong: float = 0.05) -> dict[str, Any]:
-    """The reproduce table's numbers: the best candidate's word coverage alone and the
-    full detector, cross-validated on :func:`answerability_set` ``(kb, held_out, folds,
-    seed)`` with the candidates of :func:`retrieve_candidates`."""
-    data = answerability_set(kb, held_out, folds, seed)
-    table = signal_table(data, retrieve_candidates(data))
-    rows = [{"label": "best candidate's word coverage (idf)",
-             **cross_validate(data, table, BASELINE, max_wrong).as_dict()},
-            {"label": "detector: words + bigrams + e5 sentence",
-             **cross_validate(data, table, SIGNALS, max_wrong).as_dict()}]
-    return {"held_out": held_out, "folds": folds, "seed": seed, "max_wrong": max_wrong,
-            "answerable": int(sum(data.answerable)),
-            "unanswerable": int(len(data.answerable) - sum(data.answerable)),
-            "removed_paragraphs": len(data.held_out), "rows": rows}
-
-
-def answerability_possible(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5) -> bool:
-    """Whether ``kb`` has enough paragraphs with questions for :func:`answerability_set`."""
-    asked = len({q.paragraph for q in kb.questions})
-    count = round(held_out * asked)
-    return min(count, asked - count) >= folds

@@ -356,3 +356,54 @@ def mixed_stream(tiered: TieredSet, detector: Any, stream: dict[str, list[int]]
     out["declined"] = {kind: float(np.mean([replies["with"][i].declined for i in members]))
                        for kind, members in stream.items()}
     return out
+
+
+# ---------------------------------------------------------------- the reproduce rows
+def answerability_possible(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5) -> bool:
+    """Whether ``kb`` has enough paragraphs with questions for the answerability set."""
+    asked = len({q.paragraph for q in kb.questions})
+    count = round(held_out * asked)
+    return min(count, asked - count) >= folds
+
+
+def evaluate_answerability(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5,
+                           seed: int = 0, max_wrong: float = 0.05) -> dict[str, Any]:
+    """The reproduce table's numbers: per tier, the detector before anchored coverage
+    (:data:`~course_lib.answerability.CLASSIC_SIGNALS`) and with it (all
+    :data:`~course_lib.answerability.SIGNALS`), cross-validated on
+    :func:`answerability_tiers` ``(kb, held_out, folds, seed)``, and the paired AUROC
+    change (:func:`compare_detectors`)."""
+    from ..answerability import CLASSIC_SIGNALS, SIGNALS
+
+    tiered = answerability_tiers(kb, held_out, folds, seed)
+    _, signals = tier_signals(tiered)
+    compared = compare_detectors(tiered, signals, CLASSIC_SIGNALS, SIGNALS, max_wrong)
+    rows = []
+    for tier, row in compared.items():
+        for which, label in (("before", "words + bigrams + e5 sentence"),
+                             ("after", "+ anchored coverage")):
+            result = row[which]
+            rows.append({"tier": tier, "label": label, "unanswerable": result["unanswerable"],
+                         "auroc": round(result["auroc"], 4),
+                         "declined": round(float(result["declined"]), 4),
+                         "wrongly_declined": round(float(result["wrongly_declined"]), 4),
+                         **({"auroc_change": row["auroc_change"]["difference"],
+                             "auroc_change_interval": [round(x, 4) for x in
+                                                       row["auroc_change"]["interval"]],
+                             "verdict": row["auroc_change"]["verdict"]}
+                            if which == "after" else {})})
+    return {"held_out": held_out, "folds": folds, "seed": seed, "max_wrong": max_wrong,
+            "answerable": len(tiered.answerable),
+            "removed_paragraphs": len(tiered.base.held_out), "rows": rows}
+
+
+def embed_tier_questions(kb: KnowledgeBase) -> int:
+    """Fill the embedding cache with the swapped questions of :func:`answerability_tiers`
+    on ``kb`` (the only questions of the tiers that are not the knowledge base's own), so
+    that notebook 12 finds them there; returns how many."""
+    from ..embeddings import default_embedder
+
+    tiered = answerability_tiers(kb)
+    texts = [tiered.all.questions[j].question for j in tiered.tiers["swapped subject"]]
+    default_embedder("e5").embed_queries(texts)
+    return len(texts)

@@ -204,10 +204,12 @@ def _embed_all(squads: dict[str, SquadSet]) -> None:
 
     ``squads`` holds every split ``data`` fetched (``"trial"``, ``"dev"``). Embedded:
     trial's knowledge base (10 paragraphs per file) and the held-out set the notebooks
-    report on (:func:`~course_lib.lab.datasets.load_held_out_kb`: dev's first 256 paragraphs).
+    report on (:func:`~course_lib.lab.datasets.load_held_out_kb`: dev's first 256 paragraphs),
+    and on both the swapped-subject questions of notebook 12.
     The whole dev set is not embedded here (three times the time): ``evaluate --squad``
     on it embeds what its pipeline needs, once.
     """
+    from .answerability_tiers import embed_tier_questions
     from .datasets import load_held_out_kb
     from .kb_document import embed_knowledge_base
 
@@ -218,6 +220,7 @@ def _embed_all(squads: dict[str, SquadSet]) -> None:
         counts = embed_knowledge_base(kb)
         print("  cached: " + ", ".join(f"{n} passages and questions with {m}"
                                        for m, n in counts.items()) + " (e5: and their sentences)")
+        print(f"  and {embed_tier_questions(kb)} swapped-subject questions of notebook 12 (e5)")
 
 
 def _run_data(args: argparse.Namespace, checked: Checked) -> None:

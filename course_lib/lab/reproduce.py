@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .answerability_evaluation import answerability_possible, evaluate_answerability
+from .answerability_tiers import answerability_possible, evaluate_answerability
 from .datasets import KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, PIPELINES, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
@@ -169,9 +169,11 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
     if held_out is not None:
         report["held_out"] = held_out_report(kb, held_out, results, held_out_results)
     if ANSWERABILITY in chosen:
-        report[ANSWERABILITY] = (
-            evaluate_answerability(kb) if answerability_possible(kb) else
-            {"skipped": "too few paragraphs with questions to hold some out in 5 folds"})
+        skipped = {"skipped": "too few paragraphs with questions to hold some out in 5 folds"}
+        report[ANSWERABILITY] = (evaluate_answerability(kb) if answerability_possible(kb)
+                                 else skipped)
+        if held_out is not None and answerability_possible(held_out):
+            report[ANSWERABILITY]["held-out dev"] = evaluate_answerability(held_out)
     report["seconds"] = round(time.perf_counter() - started, 2)
     return report
 
@@ -308,21 +310,28 @@ def _held_out_lines(held: dict[str, Any]) -> list[str]:
 def _answerability_lines(result: dict[str, Any]) -> list[str]:
     """The answerability table (notebook 12): not the chapter's, so no "chapter→" cells."""
     title = ("\nAnswerability: does the knowledge base hold the answer at all? (not in the "
-             "chapter) — auroc / declined / wrongly declined")
+             "chapter) — per tier of unanswerable questions")
     if "skipped" in result:
         return [title, f"skipped: {result['skipped']}"]
-    lines = [title,
-             f"{result['removed_paragraphs']} paragraphs removed (seed {result['seed']}): "
-             f"{result['answerable']} answerable, {result['unanswerable']} unanswerable "
-             f"questions; thresholds chosen on calibration folds for ≤ "
-             f"{result['max_wrong']:.0%} wrongly declined, all numbers on the "
-             f"{result['folds']} held-out folds",
-             f"{'setting':<40}{'AUROC':>10}{'unanswerable declined':>24}"
-             f"{'answerable declined':>22}"]
-    lines.append("-" * len(lines[-1]))
-    for row in result["rows"]:
-        lines.append(f"{row['label']:<40}{row['auroc']:>10.4f}{row['declined']:>24.3f}"
-                     f"{row['wrongly_declined']:>22.3f}")
+    lines = [title]
+    for split, part in (("trial", result), ("held-out dev", result.get("held-out dev"))):
+        if part is None:
+            continue
+        lines += [f"{split}: {part['removed_paragraphs']} paragraphs removed (seed "
+                  f"{part['seed']}), {part['answerable']} answerable questions; thresholds "
+                  f"chosen on calibration folds for ≤ {part['max_wrong']:.0%} wrongly declined, "
+                  f"all numbers on the {part['folds']} held-out folds",
+                  f"{'tier (unanswerable questions)':<30}{'detector':<32}{'AUROC':>8}"
+                  f"{'declined':>10}{'wrongly':>9}{'AUROC change [95% interval]':>31}"]
+        lines.append("-" * len(lines[-1]))
+        for row in part["rows"]:
+            tier = f"{row['tier']} ({row['unanswerable']})"
+            change = ""
+            if "auroc_change" in row:
+                low, high = row["auroc_change_interval"]
+                change = f"{row['auroc_change']:+.4f} [{low:+.4f}, {high:+.4f}]"
+            lines.append(f"{tier:<30}{row['label']:<32}{row['auroc']:>8.4f}"
+                         f"{row['declined']:>10.3f}{row['wrongly_declined']:>9.3f}{change:>31}")
     return lines
 
 
