@@ -380,3 +380,7 @@ def fit_detector(kb: KnowledgeBase, data: AnswerabilitySet | None = None,
     trained = AnswerabilityDetector(data.kb.paragraphs, embedder=embedder)
     trained.fit(data.questions, candidates, data.answerable, max_wrong)
     return trained.with_corpus(kb.paragraphs)
+
+
+# The single-signal baseline: the best candidate's idf-weighted word coverage.
+BASELINE = ("word_coverage",)

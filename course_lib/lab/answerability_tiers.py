@@ -28,7 +28,7 @@ swapped question unanswerable — a reader checks a sample (notebook 12).
 >>> question_subject(qs[0], facts)
 ('罗保铭', 'person')
 >>> swap_subject(qs[0], ("罗保铭", "person"), [("李白", "person")], facts)
-'李白毕业于哪所大学？'
+('李白毕业于哪所大学？', '李白')
 """
 
 from __future__ import annotations
@@ -93,12 +93,13 @@ def question_subject(question: Question, facts: Facts) -> tuple[str, str] | None
 
 def swap_subject(question: Question, subject: tuple[str, str],
                  pool: Sequence[tuple[str, str]], facts: Facts,
-                 rng: random.Random | None = None) -> str | None:
-    """``question``'s text with its subject replaced by a name from ``pool`` of the same
-    kind — one that its own paragraph does not mention, that neither contains nor is
-    contained in the subject, and that no paragraph mentions together with any of the
-    question's gold answers (so the knowledge base holds no such fact) — chosen by
-    ``rng`` (default: the first that qualifies). ``None`` when no name qualifies.
+                 rng: random.Random | None = None) -> tuple[str, str] | None:
+    """``question``'s text with its subject replaced (everywhere) by a name from ``pool``
+    of the same kind, and that name — one that its own paragraph does not mention, that
+    neither contains nor is contained in the subject, and that no paragraph mentions
+    together with any of the question's gold answers (so the knowledge base holds no such
+    fact) — chosen by ``rng`` (default: the first that qualifies). ``None`` when no name
+    qualifies.
     """
     name, kind = subject
     options = [other for other, other_kind in dict.fromkeys(pool)
@@ -108,7 +109,7 @@ def swap_subject(question: Question, subject: tuple[str, str],
     if not options:
         return None
     chosen = rng.choice(options) if rng is not None else options[0]
-    return question.question.replace(name, chosen)
+    return question.question.replace(name, chosen), chosen
 
 
 @dataclass
@@ -185,28 +186,22 @@ def answerability_tiers(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5
         original = base.questions[i]
         if subjects[i] is None:
             continue
-        text = swap_subject(original, subjects[i], [s for s in pool if s != subjects[i]],
-                            kept, rng)
-        if text is None:
+        swapped = swap_subject(original, subjects[i], [s for s in pool if s != subjects[i]],
+                               kept, rng)
+        if swapped is None:
             continue
+        text, new_name = swapped
         j = len(questions)
         questions.append(replace(original, id=f"{original.id}-swapped", question=text))
         labels.append(False)
         fold_of.append(base.folds[i])
         swapped_from[j] = i
-        swaps[j] = (subjects[i][0], _new_name(original.question, text, subjects[i][0]))
+        swaps[j] = (subjects[i][0], new_name)
         subjects.append(None)
     everything = replace(base, questions=questions, answerable=labels, folds=fold_of)
     tiers = {"absent paragraph": absent, "topic present": topic,
              "swapped subject": sorted(swapped_from)}
     return TieredSet(base, everything, tiers, subjects, swapped_from, swaps)
-
-
-def _new_name(old_text: str, new_text: str, old_name: str) -> str:
-    """The name that replaced ``old_name`` (the first change between the two texts)."""
-    start = old_text.index(old_name)
-    tail = len(old_text) - start - len(old_name)
-    return new_text[start:len(new_text) - tail]
 
 
 def tier_table(tiered: TieredSet, signals: dict[str, Sequence[float]], use: Sequence[str],

@@ -1,0 +1,174 @@
+"""The harder tiers of unanswerable questions, anchored coverage, and the statistics that
+compare detectors (issue: "not in the knowledge base" on hard questions)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from course_lib.answerability import CLASSIC_SIGNALS, SIGNALS, AnswerabilityDetector
+from course_lib.lab.answerability_evaluation import (
+    auroc,
+    auroc_interval,
+    paired_auroc_difference,
+)
+from course_lib.lab.answerability_tiers import (
+    Facts,
+    answerability_tiers,
+    compare_detectors,
+    fold_lesson,
+    mixed_stream,
+    question_subject,
+    stream_sample,
+    swap_subject,
+)
+from course_lib.lab.datasets import Question
+from course_lib.text_tokens import function_words, named_entities
+
+LUO = "罗保铭，1952年出生，1977年毕业于天津师范大学中文系，曾任海南省省长。"
+LI = "李白是唐代诗人，字太白，生于碎叶城。"
+
+
+def _question(text, paragraph, answers):
+    return Question("q", text, answers, [paragraph.index(answers[0])], "p", paragraph)
+
+
+# ---------------------------------------------------------------- names and function words
+def test_names_and_function_words_come_from_jieba_tags():
+    assert named_entities("《茶经》的作者陆羽是哪里人？") == [("茶经", "title"), ("陆羽", "person")]
+    assert ("AGG01", "latin") in named_entities("AGG01的实际功效有哪些？")
+    assert "agg01" not in function_words("AGG01的实际功效有哪些？")  # "eng" is not "e"
+    assert {"于", "哪", "所"} <= function_words("罗保铭本科毕业于哪所大学？")
+    assert not {"罗保铭", "本科", "毕业", "大学"} & function_words("罗保铭本科毕业于哪所大学？")
+
+
+# ---------------------------------------------------------------- subjects and swaps
+def test_the_subject_is_the_rarest_name_its_paragraph_holds():
+    facts = Facts([LUO, LI, "天津是一座城市。"])
+    question = _question("罗保铭在天津读的什么专业？", LUO, ["中文系"])
+    assert question_subject(question, facts) == ("罗保铭", "person")  # 天津: two paragraphs
+    assert question_subject(_question("此剧的制作人是谁？", LI, ["李白"]), facts) is None
+
+
+def test_a_swap_takes_a_name_of_the_same_kind_never_stated_with_the_answer():
+    facts = Facts([LUO, LI, "杜甫也毕业于天津师范大学。"])
+    question = _question("罗保铭毕业于哪所大学？", LUO, ["天津师范大学"])
+    pool = [("李白", "person"), ("杜甫", "person"), ("北京", "place")]
+    # 杜甫 is stated with the answer: only 李白 qualifies (北京 is another kind).
+    assert swap_subject(question, ("罗保铭", "person"), pool, facts) == ("李白毕业于哪所大学？",
+                                                                        "李白")
+    assert swap_subject(question, ("罗保铭", "person"), pool[1:], facts) is None
+    assert Facts([LUO]).states("罗保铭", ["天津师范大学"])
+
+
+@pytest.fixture(scope="module")
+def tiered(cmrc_kb):
+    return answerability_tiers(cmrc_kb)
+
+
+def test_tiers_on_cmrc_are_labelled_and_folded_as_documented(tiered):
+    everything = tiered.all
+    assert {k: len(v) for k, v in tiered.tiers.items()} == {
+        "absent paragraph": 309, "topic present": 40, "swapped subject": 494}
+    kept = Facts(everything.kb.paragraphs)
+    for tier, members in tiered.tiers.items():
+        assert not any(everything.answerable[i] for i in members), tier
+    for i in tiered.tiers["topic present"]:
+        name, _ = tiered.subjects[i]
+        assert kept.mention(name) and not kept.states(name, everything.questions[i].answers)
+    for j, i in tiered.swapped_from.items():
+        old, new = tiered.swaps[j]
+        original, swapped = everything.questions[i], everything.questions[j]
+        assert everything.answerable[i] and swapped.question == original.question.replace(old, new)
+        assert everything.folds[j] == everything.folds[i]  # a swap stays in its fold
+        assert new not in original.paragraph and not kept.states(new, original.answers)
+
+
+def test_tiers_are_seeded(cmrc_kb, tiered):
+    again = answerability_tiers(cmrc_kb)
+    assert [q.question for q in again.all.questions] == [q.question for q in tiered.all.questions]
+    other = answerability_tiers(cmrc_kb, seed=1)
+    assert [q.question for q in other.all.questions] != [q.question for q in tiered.all.questions]
+
+
+# ---------------------------------------------------------------- anchored coverage
+def test_anchored_coverage_wants_every_name_in_the_same_line_as_the_rest():
+    detector = AnswerabilityDetector([LUO, LI], embedder=None,
+                                     signals=["word_coverage", "anchored_coverage"])
+    question = "罗保铭毕业于哪所大学？"
+    other = "杜甫毕业于哪所大学？他毕业于北京大学。"  # the words, not the name
+    assert detector.signals(question, [LUO]).values["anchored_coverage"] == 1.0
+    split = detector.signals(question, ["罗保铭是省长。\n毕业于大学。"])
+    assert split.values["anchored_coverage"] < 1.0 > split.values["word_coverage"]
+    swapped = detector.signals(question, [other])
+    assert swapped.values["anchored_coverage"] == 0.0 < swapped.values["word_coverage"]
+    evidence = detector.signals(question, [other, LUO])
+    assert (evidence.best_rank, evidence.anchors) == (2, ["罗保铭"])
+    assert "于" in evidence.ignored and "于" not in evidence.missing + evidence.found
+
+
+def test_a_question_without_names_needs_no_anchor():
+    detector = AnswerabilityDetector([LI], embedder=None, signals=["anchored_coverage"])
+    assert detector.signals("诗人生于哪里？", [LI]).values["anchored_coverage"] > 0.9
+
+
+# ---------------------------------------------------------------- statistics
+def test_the_paired_auroc_interval_agrees_with_scipys_bootstrap_for_single_questions():
+    rng = np.random.default_rng(1)
+    labels = rng.random(300) < 0.6
+    a = labels + rng.normal(0, 0.9, 300)
+    b = labels + rng.normal(0, 0.6, 300)
+    ours = paired_auroc_difference(a, b, labels, clusters=range(300), resamples=2000)
+    theirs = stats.bootstrap((a, b, labels),
+                             lambda x, y, z: auroc(y, z.astype(bool)) - auroc(x, z.astype(bool)),
+                             paired=True, vectorized=False, n_resamples=2000,
+                             method="percentile", random_state=2).confidence_interval
+    assert abs(ours["interval"][0] - theirs.low) < 0.02
+    assert abs(ours["interval"][1] - theirs.high) < 0.02
+    assert ours["verdict"] == ("higher" if ours["interval"][0] > 0 else
+                               "no detectable difference")
+
+
+def test_resampling_paragraphs_widens_the_interval_when_questions_cluster():
+    rng = np.random.default_rng(0)
+    paragraph_effect = np.repeat(rng.normal(0, 1, 60), 5)  # 5 questions per paragraph
+    labels = np.repeat(rng.random(60) < 0.5, 5)
+    scores = labels + paragraph_effect
+    by_question = auroc_interval(scores, labels, range(300))
+    by_paragraph = auroc_interval(scores, labels, np.repeat(range(60), 5))
+    assert by_paragraph[1] - by_paragraph[0] > 1.5 * (by_question[1] - by_question[0])
+
+
+# ---------------------------------------------------------------- on CMRC (e5 cache)
+@pytest.fixture(scope="module")
+def tier_signals_of(tiered):
+    from course_lib.lab.answerability_tiers import tier_signals
+
+    return tier_signals(tiered)
+
+
+def test_anchored_coverage_earns_its_place_on_the_swapped_tier(tiered, tier_signals_of):
+    _, signals = tier_signals_of
+    compared = compare_detectors(tiered, signals, CLASSIC_SIGNALS, SIGNALS)
+    swapped = compared["swapped subject"]
+    assert swapped["auroc_change"]["verdict"] == "higher"
+    assert swapped["after"]["auroc"] >= 0.95 and swapped["after"]["declined"] >= 0.8
+    assert compared["absent paragraph"]["auroc_change"]["verdict"] == "no detectable difference"
+
+
+def test_the_fold_lesson_is_measured_paired(tiered, tier_signals_of):
+    _, signals = tier_signals_of
+    n = len(tiered.base.questions)
+    lesson = fold_lesson(tiered.base, {k: v[:n] for k, v in signals.items()}, SIGNALS)
+    assert lesson["difference"]["test"] == "mcnemar"
+    assert set(lesson["wrongly declined"]) == {"by paragraph", "at random"}
+
+
+def test_a_mixed_stream_declines_unanswerables_and_answers_the_rest(tiered, tier_signals_of):
+    _, signals = tier_signals_of
+    detector = AnswerabilityDetector(tiered.all.kb.paragraphs)
+    detector.fit_signals(np.column_stack([signals[s] for s in SIGNALS]), tiered.all.answerable)
+    result = mixed_stream(tiered, detector, stream_sample(tiered, 30, 10))
+    assert result["asked"] == {"answerable": 30, "absent paragraph": 10, "topic present": 10,
+                               "swapped subject": 10}
+    assert result["answered correctly"]["with"] <= result["answered correctly"]["without"]
+    assert result["declined"]["answerable"] < 0.2 < result["declined"]["swapped subject"]
