@@ -384,3 +384,55 @@ def fit_detector(kb: KnowledgeBase, data: AnswerabilitySet | None = None,
 
 # The single-signal baseline: the best candidate's idf-weighted word coverage.
 BASELINE = ("word_coverage",)
+
+
+def read_evidence(detector: AnswerabilityDetector, question: str,
+                  candidates: Sequence[DocNode], gold_paragraph: str | None = None) -> str:
+    """The detector's evidence on one question, read right: which candidate it comes from
+    (its position and id), whether that is the gold paragraph, the question's names and
+    whether the candidate holds them, the content words it has and lacks, and the function
+    words no anchored coverage counts; then, if the gold paragraph is among the candidates
+    but not the one chosen, what it has and lacks.
+
+    >>> reader = AnswerabilityDetector(["罗保铭毕业于天津师范大学。"], embedder=None,
+    ...                                signals=["anchored_coverage"])
+    >>> nodes = [DocNode("山东女子学院是本科大学。", uid="a"),
+    ...          DocNode("罗保铭毕业于天津师范大学。", uid="b")]
+    >>> print(read_evidence(reader, "罗保铭本科毕业于哪所大学？", nodes, nodes[1].text))
+    罗保铭本科毕业于哪所大学？
+      evidence: candidate 2 (b), the gold paragraph — 「罗保铭毕业于天津师范大学。」
+        names: 罗保铭 (all in it)
+        has 罗保铭、毕业、大学; lacks 本科、本科毕业; not counted: 于、所
+    """
+    evidence = detector.signals(question, candidates)
+    lines = [question]
+    if evidence.best is None:
+        return "\n".join(lines + ["  no candidates were retrieved"])
+    best = evidence.best
+    is_gold = gold_paragraph is not None and gold_paragraph in best.text
+    text = best.text.replace("\n", " ")
+    lines.append(f"  evidence: candidate {evidence.best_rank} ({best.uid}), "
+                 f"{'the gold paragraph' if is_gold else 'not the gold paragraph'} — "
+                 f"「{text[:30]}{'…' if len(text) > 30 else ''}」")
+
+    def holds(signals: Any, node_text: str) -> list[str]:
+        missing = [name for name in signals.anchors if name not in node_text.lower()]
+        out = []
+        if signals.anchors:
+            out.append(f"    names: {'、'.join(signals.anchors)} "
+                       + ("(all in it)" if not missing else f"(lacks {'、'.join(missing)})"))
+        out.append(f"    has {'、'.join(signals.found) or 'none'}; lacks "
+                   f"{'、'.join(signals.missing) or 'none'}"
+                   + (f"; not counted: {'、'.join(signals.ignored)}" if signals.ignored else ""))
+        return out
+
+    lines += holds(evidence, best.text)
+    gold = [(rank, node) for rank, node in enumerate(candidates, 1)
+            if gold_paragraph is not None and gold_paragraph in node.text]
+    if gold and not is_gold:
+        rank, node = gold[0]
+        lines.append(f"  the gold paragraph is candidate {rank} ({node.uid}):")
+        lines += holds(detector.signals(question, [node]), node.text)
+    elif gold_paragraph is not None and not gold:
+        lines.append("  the gold paragraph is not among the candidates")
+    return "\n".join(lines)

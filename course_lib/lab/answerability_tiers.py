@@ -135,19 +135,27 @@ class TieredSet:
     def answerable(self) -> list[int]:
         return [i for i, label in enumerate(self.all.answerable) if label]
 
-    def indices(self, tier: str) -> list[int]:
-        """The answerable questions and ``tier``'s unanswerable ones, in order."""
-        if tier not in self.tiers:
-            raise ValueError(f"tier must be one of {list(self.tiers)}, got {tier!r}")
-        chosen = set(self.tiers[tier]) | set(self.answerable)
+    def indices(self, *tiers: str) -> list[int]:
+        """The answerable questions and the unanswerable ones of ``tiers``, in order."""
+        unknown = [name for name in tiers if name not in self.tiers]
+        if unknown or not tiers:
+            raise ValueError(f"tiers must be among {list(self.tiers)}, got {list(tiers)}")
+        chosen = set(self.answerable).union(*(self.tiers[name] for name in tiers))
         return sorted(chosen)
 
-    def tier(self, tier: str) -> AnswerabilitySet:
-        """``tier`` as an answerability set of its own (its questions, labels, folds)."""
-        keep = self.indices(tier)
+    def tier(self, *tiers: str) -> AnswerabilitySet:
+        """The answerable questions and ``tiers``' unanswerable ones as an answerability
+        set of their own (questions, labels, folds)."""
+        keep = self.indices(*tiers)
         return replace(self.all, questions=[self.all.questions[i] for i in keep],
                        answerable=[self.all.answerable[i] for i in keep],
                        folds=[self.all.folds[i] for i in keep])
+
+    def signals_of(self, signals: dict[str, Sequence[float]], *tiers: str
+                   ) -> dict[str, np.ndarray]:
+        """``signals`` (one value per question of ``all``) cut to :meth:`tier` ``(*tiers)``."""
+        keep = self.indices(*tiers)
+        return {name: np.asarray(values)[keep] for name, values in signals.items()}
 
     def summary(self) -> str:
         """One line per tier: how many unanswerable questions it holds."""
@@ -217,10 +225,9 @@ def tier_table(tiered: TieredSet, signals: dict[str, Sequence[float]], use: Sequ
 
     table = {}
     for name in tiered.tiers:
-        keep = tiered.indices(name)
         subset = tiered.tier(name)
-        result = cross_validate(subset, {k: np.asarray(v)[keep] for k, v in signals.items()},
-                                use=use, max_wrong=max_wrong)
+        result = cross_validate(subset, tiered.signals_of(signals, name), use=use,
+                                max_wrong=max_wrong)
         labels = result.answerable
         declined = int(result.declined[~labels].sum())
         wrong = int(result.declined[labels].sum())
@@ -402,3 +409,40 @@ def embed_tier_questions(kb: KnowledgeBase) -> int:
     texts = [tiered.all.questions[j].question for j in tiered.tiers["swapped subject"]]
     default_embedder("e5").embed_queries(texts)
     return len(texts)
+
+
+# ---------------------------------------------------------------- a reading of the swaps
+# A person read a seeded sample of 50 swapped questions of trial (reading_sample) against every
+# paragraph that mentions the new name, on 2026-12-01. Per question: "u" unanswerable and
+# well formed, "m" malformed (the swap broke it: a name fragment or a common word swapped; still
+# unanswerable), "a" answerable after all; then 1 if the subject was detected right, 0 if it
+# was a fragment of a longer name or a mis-tagged word. A human judgement, kept as data.
+SWAP_READING = {
+    1020: "u0", 1037: "m0", 1048: "m0", 1050: "u0", 1051: "u0", 1071: "m0", 1075: "m1",
+    1111: "u0", 1128: "u1", 1132: "m0", 1144: "u0", 1155: "m0", 1158: "u1", 1161: "u1",
+    1169: "u1", 1181: "m0", 1183: "m0", 1197: "m0", 1207: "u1", 1215: "m0", 1222: "m0",
+    1241: "m1", 1244: "m1", 1248: "a1", 1258: "m0", 1261: "u1", 1272: "u1", 1286: "u1",
+    1298: "m0", 1308: "m0", 1312: "u1", 1316: "m0", 1350: "m0", 1361: "m0", 1373: "u1",
+    1386: "u0", 1388: "u1", 1401: "u0", 1409: "m0", 1414: "m0", 1424: "u1", 1432: "m0",
+    1435: "m0", 1455: "u1", 1456: "u1", 1460: "m0", 1461: "m0", 1464: "m0", 1465: "u1",
+    1470: "m1",
+}
+
+
+def reading_sample(tiered: TieredSet, n: int = 50, seed: int = 0) -> list[int]:
+    """A seeded sample of ``n`` swapped questions (indices into ``tiered.all``), to read."""
+    return sorted(random.Random(seed).sample(tiered.tiers["swapped subject"], n))
+
+
+def reading_summary(tiered: TieredSet) -> dict[str, int]:
+    """The counts of :data:`SWAP_READING`, after checking that it read exactly
+    :func:`reading_sample` of ``tiered`` (trial, seed 0) — a changed tier must be read
+    again, not summarised from an old reading."""
+    if reading_sample(tiered) != sorted(SWAP_READING):
+        raise ValueError("the swapped tier is not the one that was read (trial, seed 0): "
+                         "read reading_sample(tiered) again and update SWAP_READING")
+    labels = [code[0] for code in SWAP_READING.values()]
+    return {"read": len(labels), "unanswerable, well formed": labels.count("u"),
+            "malformed (also unanswerable)": labels.count("m"),
+            "answerable after all": labels.count("a"),
+            "subject detected right": sum(code[1] == "1" for code in SWAP_READING.values())}
