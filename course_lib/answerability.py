@@ -86,6 +86,24 @@ def choose_threshold(answerable_scores: Sequence[float], max_wrong: float = 0.05
 
 
 # ---------------------------------------------------------------- the detector
+def anchored_coverage(names: Sequence[str], words: Sequence[str] | dict[str, float],
+                      line: str, weights: dict[str, float] | None = None) -> float:
+    """The share of the question's content ``words`` found in ``line`` (weighted by
+    ``weights``, e.g. idf; function words left out by the caller) — but 0.0 unless the
+    line holds every one of the question's ``names``: evidence that co-occurs. A
+    paragraph about someone else may share every other word; it does not answer.
+
+    >>> anchored_coverage(["罗保铭"], ["毕业", "大学"], "山东女子学院是本科大学")
+    0.0
+    >>> anchored_coverage(["罗保铭"], ["毕业", "大学"], "罗保铭毕业于天津师范大学")
+    1.0
+    """
+    lowered = line.lower()
+    if not all(name in lowered for name in names):
+        return 0.0
+    return coverage(words, line, weights=weights, match="substring")
+
+
 @dataclass
 class Signals:
     """What the detector read from one question's candidates.
@@ -303,11 +321,7 @@ class AnswerabilityDetector:
                 if not anchored:
                     best = (rank, node, unit)
             if anchored:
-                # Every name of the question, in this one line, with the rest of its content
-                # words (idf-weighted, function words not counted): evidence that co-occurs.
-                has_names = all(name in unit.lower() for name in anchors)
-                value = (coverage(content, unit, weights=content, match="substring")
-                         if has_names else 0.0)
+                value = anchored_coverage(anchors, content, unit, weights=content)
                 if value > best_anchored:
                     best_anchored, best = value, (rank, node, unit)
             unit_grams = self._bigrams(unit, lambda t: frozenset(char_ngrams(t, (2,))))

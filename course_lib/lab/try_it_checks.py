@@ -412,3 +412,47 @@ def coverage_rule_test(best_coverage: Callable[[str, Sequence[DocNode]], float]
                     f"expected {expected:.3f} (the best term_coverage over the candidates' "
                     "texts, 0.0 without candidates)")
     return True
+
+
+def anchored_rule_test(anchored: Callable[[str, str], float]) -> bool | str:
+    """For the notebook's "try it": does ``anchored(question, line)`` give 0.0 unless the
+    line holds every name of the question (``AnswerabilityDetector.anchors``), and else
+    the unweighted share of the question's content words that are not function words
+    (``content_terms`` minus ``function_words``) found in the line? ``True``, or the first
+    case it gets wrong.
+
+    >>> from course_lib.answerability import AnswerabilityDetector
+    >>> from course_lib.offline_llm import content_terms
+    >>> from course_lib.text_tokens import coverage, function_words
+    >>> def anchored(question, line):
+    ...     if not all(n in line.lower() for n in AnswerabilityDetector.anchors(question)):
+    ...         return 0.0
+    ...     words = [w for w in content_terms(question) if w not in function_words(question)]
+    ...     return coverage(dict.fromkeys(words), line, match="substring")
+    >>> anchored_rule_test(anchored)
+    True
+    >>> anchored_rule_test(lambda q, line: 1.0).endswith("(names all in the line: False)")
+    True
+    """
+    from ..answerability import AnswerabilityDetector, anchored_coverage
+    from ..offline_llm import content_terms
+    from ..text_tokens import function_words
+
+    cases = [("罗保铭本科毕业于哪所大学？", "山东女子学院是一所本科大学，位于济南。"),
+             ("罗保铭本科毕业于哪所大学？", "罗保铭1977年毕业于天津师范大学中文系。"),
+             ("罗保铭本科毕业于哪所大学？", "罗保铭曾任海南省省长。"),
+             ("长城东起哪里？", "万里长城东起山海关。"),
+             ("《茶经》的作者陆羽是哪里人？", "陆羽著有《茶经》，是复州竟陵人。"),
+             ("《茶经》的作者陆羽是哪里人？", "陆羽是唐代人。")]
+    for question, line in cases:
+        names = AnswerabilityDetector.anchors(question)
+        words = [w for w in content_terms(question) if w not in function_words(question)]
+        expected = anchored_coverage(names, list(dict.fromkeys(words)), line)
+        try:
+            got = anchored(question, line)
+        except Exception as error:  # the learner's code raised: say on which case
+            return f'anchored("{question}", "{line}") raised {type(error).__name__}: {error}'
+        if not isinstance(got, (int, float, np.floating)) or abs(got - expected) > 1e-9:
+            return (f'anchored("{question}", "{line}") gave {got!r}, expected {expected:.3f} '
+                    f"(names all in the line: {all(n in line.lower() for n in names)})")
+    return True
