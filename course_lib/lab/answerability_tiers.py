@@ -254,15 +254,16 @@ def tier_signals(tiered: TieredSet) -> tuple[list[list[Any]], dict[str, np.ndarr
 
 
 def compare_detectors(tiered: TieredSet, signals: dict[str, Sequence[float]],
-                      before: Sequence[str], after: Sequence[str],
+                      before: Sequence[str] | dict[str, dict[str, Any]], after: Sequence[str],
                       max_wrong: float = 0.05) -> dict[str, dict[str, Any]]:
     """Per tier, the detector on signals ``before`` and on ``after`` (each cross-validated
-    by :func:`tier_table`) and the paired difference of their held-out AUROCs, with a
-    bootstrap interval over paragraphs
+    by :func:`tier_table`; ``before`` may be a table already computed) and the paired
+    difference of their held-out AUROCs, with a bootstrap interval over paragraphs
     (:func:`~course_lib.lab.answerability_evaluation.paired_auroc_difference`)."""
     from .answerability_evaluation import paired_auroc_difference
 
-    first = tier_table(tiered, signals, before, max_wrong)
+    first = before if isinstance(before, dict) else tier_table(tiered, signals, before,
+                                                                max_wrong)
     second = tier_table(tiered, signals, after, max_wrong)
     out = {}
     for name in tiered.tiers:

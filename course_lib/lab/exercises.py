@@ -120,11 +120,12 @@ EXERCISES: dict[str, Exercise] = {
                    "DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) shares with "
                    "backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search 10, 20, 32, "
                    "64, 128."),
-    "12": Exercise(("declined_at_2", "wrongly_declined_at_2"), "matrix = np.column_stack("
-                   "list(signals.values())); for each fold f: report = folds == f, model = "
-                   "fit_model(matrix[~report], answerable[~report], max_wrong=0.02), declined "
-                   "where model.probabilities(matrix[report]) < model.threshold; then the "
-                   "share declined among the unanswerable and among the answerable."),
+    "12": Exercise(("chosen_max_wrong", "dev_cost"), "for each max_wrong in MAX_WRONGS: "
+                   "result = cross_validate(trial_hard, trial_hard_signals, max_wrong=...); "
+                   "cost per question = COST_DECLINED where an answerable one is declined, "
+                   "COST_ANSWERED where an unanswerable one is not; choose the max_wrong with "
+                   "the lowest mean cost on trial, then compute that one's mean cost on "
+                   "dev_hard."),
 }
 
 _STRICT: list[bool] = [False]
