@@ -390,8 +390,9 @@ def read_evidence(detector: AnswerabilityDetector, question: str,
                   candidates: Sequence[DocNode], gold_paragraph: str | None = None) -> str:
     """The detector's evidence on one question, read right: which candidate it comes from
     (its position and id), whether that is the gold paragraph, the question's names and
-    whether the candidate holds them, the content words it has and lacks, and the function
-    words no anchored coverage counts; then, if the gold paragraph is among the candidates
+    whether the candidate holds them, the content words it has and lacks, and which of the
+    question's function words it has (word coverage counts them, anchored coverage does
+    not); then, if the gold paragraph is among the candidates
     but not the one chosen, what it has and lacks.
 
     >>> reader = AnswerabilityDetector(["罗保铭毕业于天津师范大学。"], embedder=None,
@@ -402,7 +403,8 @@ def read_evidence(detector: AnswerabilityDetector, question: str,
     罗保铭本科毕业于哪所大学？
       evidence: candidate 2 (b), the gold paragraph — 「罗保铭毕业于天津师范大学。」
         names: 罗保铭 (all in it)
-        has 罗保铭、毕业、大学; lacks 本科、本科毕业; not counted: 于、所
+        has 罗保铭、毕业、大学; lacks 本科、本科毕业
+        function words 于、所 (only word coverage counts them): it has 于
     """
     evidence = detector.signals(question, candidates)
     lines = [question]
@@ -422,8 +424,11 @@ def read_evidence(detector: AnswerabilityDetector, question: str,
             out.append(f"    names: {'、'.join(signals.anchors)} "
                        + ("(all in it)" if not missing else f"(lacks {'、'.join(missing)})"))
         out.append(f"    has {'、'.join(signals.found) or 'none'}; lacks "
-                   f"{'、'.join(signals.missing) or 'none'}"
-                   + (f"; not counted: {'、'.join(signals.ignored)}" if signals.ignored else ""))
+                   f"{'、'.join(signals.missing) or 'none'}")
+        if signals.ignored:
+            held = [word for word in signals.ignored if word in node_text.lower()]
+            out.append(f"    function words {'、'.join(signals.ignored)} (only word coverage "
+                       f"counts them): it has {'、'.join(held) or 'none'}")
         return out
 
     lines += holds(evidence, best.text)
