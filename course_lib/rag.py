@@ -81,8 +81,8 @@ class MultiPathRAG:
     cut to ``context_size`` (:func:`drop_contained`), so its place goes to the next
     candidate.
     ``answerability`` (optional) is called as ``answerability(question, ranked)`` on the
-    reranked candidates (not the QA pairs, which are sentences of those paragraphs with a
-    word blanked out) and returns a verdict with ``.answerable``; when that is false the
+    reranked candidates (not the QA pairs, which are questions about passages, not
+    passages) and returns a verdict with ``.answerable``; when that is false the
     system declines with :data:`DECLINED` and does not call the LLM.
     """
 
