@@ -40,13 +40,15 @@ def test_evaluate_chunks_reports_span_recall(cmrc_kb, tmp_path):
 
 def test_reproduce_prints_chapter_beside_ours(cmrc_kb, tmp_path):
     out_json = tmp_path / "rep.json"
-    run = subprocess.run([sys.executable, "-m", "course_lib", "reproduce", "--json", str(out_json)],
+    run = subprocess.run([sys.executable, "-m", "course_lib", "reproduce", "--json", str(out_json),
+                          "--table", "chunks_vs_paragraphs"],  # the whole report: test_reproducible
                          capture_output=True, text=True, check=True)
     assert "0.94→0.948" in run.stdout and "0.94→0.966" in run.stdout
     report = json.loads(out_json.read_text())
     rows = report["tables"]["chunks_vs_paragraphs"]["rows"]
     assert {r["pipeline"] for r in rows} == {"bm25-coarse", "bm25-coarse-gpt2", "bm25-paragraph",
                                              "bm25-paragraph-lazyllm"}
+    assert list(report["tables"]) == ["chunks_vs_paragraphs"] and "held_out" not in report
 
 
 def test_bad_input_gives_exit_code_2(tmp_path, capsys):

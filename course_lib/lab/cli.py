@@ -13,9 +13,10 @@
   interval, and test each pipeline against the baseline (``--baseline``, one of those
   named; default the first): paired differences, exact McNemar / sign-flip p-values,
   Holm-adjusted over the whole table (:mod:`course_lib.lab.comparison`).
-* ``reproduce [--squad FILE] [--json OUT]`` — the chapter's tables beside ours, each row
-  tested against its table's first row; without ``--squad``, also the settings chosen on
-  trial reported on the held-out dev set.
+* ``reproduce [--squad FILE] [--json OUT] [--table NAME ...]`` — the chapter's tables
+  beside ours, each row tested against its table's first row; without ``--squad``, also the
+  settings chosen on trial reported on the held-out dev set. ``--table`` (repeatable)
+  prints only the tables named, without the held-out section.
 
 The sub-command names and the JSON keys they write are an interface other tools
 read: keep them stable.
@@ -310,18 +311,20 @@ def _run_compare(args: argparse.Namespace, checked: Checked) -> None:
 
 def _check_reproduce(args: argparse.Namespace) -> Checked:
     target = _check_json_target(args.json)
-    return {"json": target, "squad": _check_squad(args.squad) if args.squad else None}
+    return {"json": target, "squad": _check_squad(args.squad) if args.squad else None,
+            "tables": args.table}
 
 
 def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
     from .reproduce import format_report, reproduce
+    tables = checked["tables"]
     if checked["squad"] is None:  # the chapter's trial set, and the held-out dev set
         from .datasets import load_held_out_kb
 
-        report = reproduce(build_knowledge_base(load_squad(fetch_cmrc2018()), 10),
-                           held_out=load_held_out_kb())
+        report = reproduce(build_knowledge_base(load_squad(fetch_cmrc2018()), 10), tables,
+                           held_out=None if tables else load_held_out_kb())
     else:
-        report = reproduce(build_knowledge_base(checked["squad"], 10))
+        report = reproduce(build_knowledge_base(checked["squad"], 10), tables)
     print(format_report(report))
     _write_json(report, checked["json"])
 
@@ -371,6 +374,11 @@ def build_parser() -> argparse.ArgumentParser:
                         _check_reproduce, _run_reproduce)
     reproduce.add_argument("--squad", help="default: CMRC 2018 trial")
     reproduce.add_argument("--json", help="also write the report here (its folder must exist)")
+    from .reproduce import ANSWERABILITY, TABLES
+
+    reproduce.add_argument("--table", action="append", choices=[*TABLES, ANSWERABILITY],
+                           help="only this table (repeat for several); without it, every table "
+                                "and the held-out dev section")
     return parser
 
 
