@@ -413,11 +413,12 @@ def embed_tier_questions(kb: KnowledgeBase) -> int:
 
 
 # ---------------------------------------------------------------- a reading of the swaps
-# A person read a seeded sample of 50 swapped questions of trial (reading_sample) against every
-# paragraph that mentions the new name, on 2026-12-01. Per question: "u" unanswerable and
-# well formed, "m" malformed (the swap broke it: a name fragment or a common word swapped; still
-# unanswerable), "a" answerable after all; then 1 if the subject was detected right, 0 if it
-# was a fragment of a longer name or a mis-tagged word. A human judgement, kept as data.
+# An AI annotator read a seeded sample of 50 swapped questions of trial (reading_sample)
+# against every paragraph that mentions the new name, on 2026-12-01; three of its labels were
+# checked by hand. Per question: "u" unanswerable and well formed, "m" malformed (the swap broke
+# it: a name fragment or a common word swapped; still unanswerable), "a" answerable after all;
+# then 1 if the subject was detected right, 0 if it was a fragment of a longer name or a
+# mis-tagged word. A judgement, not a computation: kept as data.
 SWAP_READING = {
     1020: "u0", 1037: "m0", 1048: "m0", 1050: "u0", 1051: "u0", 1071: "m0", 1075: "m1",
     1111: "u0", 1128: "u1", 1132: "m0", 1144: "u0", 1155: "m0", 1158: "u1", 1161: "u1",
