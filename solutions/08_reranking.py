@@ -72,6 +72,9 @@ def mistakes():
     bm25_only = answers(retrieve_all(kb, rerank_after(
         Retriever(doc, "paragraph", "bm25_chinese", topk=WIDE), lexical_reranker())))
     first_scores = [ranking[0].score for ranking in lexical_rankings]
+    zero_when_missing = [ranking[rank - 1].score if rank else 0.0
+                         for ranking, rank in zip(lexical_rankings, gold_ranks(lexical_rankings),
+                                                  strict=True)]
     return {
         "These are the full reranker's numbers: FeatureReranker() embeds by default. Pass "
         "embedder=None to drop the dense and best_sentence signals.":
@@ -84,4 +87,7 @@ def mistakes():
         "You averaged the score of the first paragraph; the exercise asks for the gold "
         "paragraph's score, wherever it is among the 5 (gold_rank finds it).":
             {"gold_mean_score": sum(first_scores) / len(first_scores)},
+        "You counted a score of 0 where the gold paragraph is not among the 5; the mean is "
+        "over the questions where it is there: leave the others out.":
+            {"gold_mean_score": sum(zero_when_missing) / len(zero_when_missing)},
     }

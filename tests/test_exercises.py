@@ -113,3 +113,89 @@ def test_solutions_are_found_from_the_course_folder_not_from_the_package(tmp_pat
     monkeypatch.delenv(exercises.SOLUTIONS_ENV)
     monkeypatch.chdir(course / "notebooks")  # a notebook's working folder in a course copy
     assert exercises.solutions_folder() == course / "solutions"
+
+
+# A first hint names the idea: no call, assignment, index, attribute or code name in it.
+CODE = re.compile(r"[()\[\]=`]|\w_\w|[A-Za-z]\.[A-Za-z]")
+
+
+@pytest.mark.parametrize("exercise", sorted(EXERCISES))
+def test_hints_come_in_steps_and_the_first_gives_no_code(exercise):
+    hints = EXERCISES[exercise].hints
+    assert len(hints) >= 3 and len(set(hints)) == len(hints)
+    assert not CODE.search(hints[0]), f"{exercise}'s first hint shows code: {hints[0]!r}"
+    assert CODE.search(hints[-1]), f"{exercise}'s last hint should give the method"
+
+
+def test_the_code_detector_catches_code():
+    for text in ("use evaluate(kb, r)", "topk=10", "kb.questions", "the recall_10 name",
+                 "rows[0]", "`Retriever`"):
+        assert CODE.search(text), text
+    assert not CODE.search("keep the rows whose recall@5 is at least 0.90, then the best one.")
+
+
+def test_failed_checks_and_hint_walk_through_the_steps(monkeypatch, capsys):
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": 0.995, "mrr_10": 0.9771})
+    monkeypatch.setitem(exercises._MISTAKES, "01", {"You used k=5.": {"recall_10": 0.989}})
+    monkeypatch.setattr(exercises, "_HINTS_SHOWN", {})
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    steps = EXERCISES["01"].hints
+    assert steps[0] in check("01", recall_10=0.5, mrr_10=0.5).message
+    # A known wrong method gets its own hint, and does not use up a step.
+    assert "You used k=5." in check("01", recall_10=0.989, mrr_10=0.9771).message
+    exercises.hint("01")
+    assert steps[1] in capsys.readouterr().out
+    third = check("01", recall_10=0.5, mrr_10=0.5).message
+    assert steps[2] in third and "Hint 3/3" in third
+    assert steps[2] in check("01", recall_10=0.5, mrr_10=0.5).message  # the last one stays
+    # Graded (an nbgrader run): never the whole method.
+    monkeypatch.setattr(exercises, "_HINTS_SHOWN", {})
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    messages = [check("01", recall_10=0.5, mrr_10=0.5).message for _ in range(4)]
+    assert steps[0] in messages[0] and all(steps[1] in m for m in messages[1:])
+    assert not any(steps[2] in m for m in messages)
+
+
+def test_two_wrong_methods_the_check_cannot_tell_apart_must_share_one_hint(monkeypatch):
+    """The guard (run for every exercise by its solution notebook's check_mistakes)."""
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": 0.995, "mrr_10": 0.9771})
+    monkeypatch.setitem(exercises._MISTAKES, "01", {
+        "You used k=5.": {"recall_10": 0.989, "mrr_10": 0.97},
+        "You used cosine.": {"recall_10": 0.9894, "mrr_10": 0.9702}})  # within tolerance
+    with pytest.raises(AssertionError, match="cannot tell two wrong methods apart"):
+        exercises.check_mistakes("01")
+    monkeypatch.setitem(exercises._MISTAKES, "01", {
+        "You used k=5, or cosine.": {"recall_10": 0.989, "mrr_10": 0.97},
+        "You sorted worst first.": {"mrr_10": 0.5}})
+    assert exercises.check_mistakes("01") == 2
+
+
+def test_the_hashed_key_agrees_with_the_solution_key():
+    """Random answers near and far: both keys give the same verdicts, and the tolerance
+    rule holds (within it: right; beyond twice it: wrong)."""
+    import random
+
+    from course_lib.lab.answer_keys import SolutionKey
+
+    rng = random.Random(0)
+    for _ in range(40):
+        expected = {"share": rng.random(), "count": rng.randrange(1000)}
+        key = SolutionKey("01", expected, {"slip": {"count": expected["count"] + 1}})
+        hashed = key.hashed(iterations=10)
+        for _ in range(5):
+            given = {"share": expected["share"] + rng.uniform(-3e-3, 3e-3),
+                     "count": expected["count"] + rng.choice((0, 0, 1))}
+            assert key.is_right(given) == hashed.is_right(given)
+            assert key.mistake_hints(given) == hashed.mistake_hints(given)
+            gap = abs(given["share"] - expected["share"])
+            if given["count"] == expected["count"] and gap <= 1e-3:
+                assert key.is_right(given)
+            if gap > 2e-3:
+                assert not key.is_right(given) and not key.mistake_hints(given)
+
+
+def test_score_gives_one_point_per_matching_answer():
+    expected = {"recall_10": 0.995, "mrr_10": 0.9771}
+    assert exercises.score("01", expected, recall_10=0.9951, mrr_10=0.9771) == 2.0
+    assert exercises.score("01", expected, recall_10=0.5, mrr_10=0.9771) == 1.0
+    assert exercises.score("01", expected, recall_10=None, mrr_10=None) == 0.0

@@ -11,26 +11,17 @@ the notebook's version cell, the solution cells, and the same check in strict mo
 
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
 import nbformat
 
+from course_lib.lab.classroom import solution_cells
+
 ROOT = Path(__file__).resolve().parent.parent
 STRICT_PREFIX = ("from course_lib.lab.exercises import check, check_mistakes, "
                  "check_not_given_away, strict\n\n"
                  "strict(True)  # a failed check fails CI\n")
-
-
-def solution_cells(solution: Path) -> tuple[str, list[str]]:
-    """(title, code cells) of a solution script: its docstring's first line, the # %% cells."""
-    source = solution.read_text(encoding="utf-8")
-    docstring = ast.get_docstring(ast.parse(source)) or solution.stem
-    title = docstring.splitlines()[0].removeprefix("Worked solution: ").rstrip(".")
-    body = source.split('"""', 2)[2] if source.lstrip().startswith('"""') else source
-    cells = [cell.strip("\n") for cell in body.split("# %%") if cell.strip()]
-    return title, cells
 
 
 def check_cell(notebook: nbformat.NotebookNode, name: str) -> str:

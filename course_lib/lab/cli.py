@@ -1,4 +1,4 @@
-"""Command line: ``python -m course_lib {data,pipelines,evaluate,compare,reproduce}``.
+"""Command line: ``python -m course_lib {data,pipelines,evaluate,compare,reproduce,classroom}``.
 
 * ``data [--embed]`` — fetch and verify CMRC 2018 trial and dev (SHA-256), print what
   each holds; ``--embed`` also fills the embedding cache (:func:`_embed_all`).
@@ -17,6 +17,9 @@
   beside ours, each row tested against its table's first row; without ``--squad``, also the
   settings chosen on trial reported on the held-out dev set. ``--table`` (repeatable)
   prints only the tables named, without the held-out section.
+* ``classroom [--out DIR] [--exercise NN ...] [--no-release]`` — an nbgrader course folder
+  for a classroom lab (default ``classroom``; every graded exercise, 01–12), then nbgrader's
+  student release of each (:mod:`course_lib.lab.classroom`).
 
 The sub-command names and the JSON keys they write are an interface other tools
 read: keep them stable.
@@ -329,6 +332,34 @@ def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
     _write_json(report, checked["json"])
 
 
+def _check_classroom(args: argparse.Namespace) -> Checked:
+    from .classroom import GRADED
+    from .exercises import EXERCISES
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise _BadArgument(f"--out {out} is a file; give a folder (it is created if missing)")
+    parent = out.resolve().parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise _BadArgument(f"--out {out}: its folder {parent} does not exist or cannot be "
+                           f"written to")
+    chosen = args.exercise or list(GRADED)
+    unknown = [name for name in chosen if name not in EXERCISES]
+    if unknown:
+        raise _BadArgument(f"--exercise {unknown[0]}: not an exercise; choose from "
+                           f"{', '.join(sorted(EXERCISES))}")
+    return {"out": out, "exercises": list(dict.fromkeys(chosen))}
+
+
+def _run_classroom(args: argparse.Namespace, checked: Checked) -> None:
+    from .classroom import build_classroom
+
+    names = build_classroom(checked["out"], checked["exercises"], release=not args.no_release)
+    print(f"{len(names)} assignment(s) in {checked['out']}/source"
+          + ("" if args.no_release else f" and {checked['out']}/release")
+          + ": see docs/teaching.md for the nbgrader commands that follow")
+
+
 Check = Callable[[argparse.Namespace], Checked]
 Run = Callable[[argparse.Namespace, Checked], None]
 
@@ -379,6 +410,16 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--table", action="append", choices=[*TABLES, ANSWERABILITY],
                            help="only this table (repeat for several); without it, every table "
                                 "and the held-out dev section")
+    classroom = command("classroom", "an nbgrader course for a classroom lab, and its "
+                        "student release", _check_classroom, _run_classroom)
+    classroom.add_argument("--out", default="classroom",
+                           help="the course folder (default: classroom; created if missing; "
+                                "nothing in it is deleted)")
+    classroom.add_argument("--exercise", action="append", metavar="NN",
+                           help="only this exercise's assignment (repeat for several; default: "
+                                "01-12)")
+    classroom.add_argument("--no-release", action="store_true",
+                           help="write source/ only; do not run nbgrader generate_assignment")
     return parser
 
 
@@ -407,6 +448,6 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args.parser, str(problem))
     try:
         args.run(args, checked)
-    except (DatasetUnavailableError, ValueError, OSError) as error:
+    except (DatasetUnavailableError, ValueError, OSError, RuntimeError) as error:
         return _fail(args.parser, str(error))
     return 0

@@ -1,15 +1,21 @@
-"""Automatic checks for the notebooks' exercises.
+"""Automatic checks for the notebooks' exercises, with hints that come in steps.
 
 Each exercise names the variables a learner fills in. ``check("01", recall_10=...,
-mrr_10=...)`` compares them with the worked solution in ``solutions/`` — the single
-source of truth, run on demand — and prints what is right or what to look at. A
-stub left at ``None`` is reported as "not attempted" (the notebook still runs).
+mrr_10=...)`` compares them with the exercise's **answer key** and prints one line: right,
+not attempted (a stub left at ``None``; the notebook still runs), or wrong with a hint.
 
-A wrong answer gets a hint about *that* mistake where one is known: a solution file
-may define ``mistakes()``, which runs plausible wrong methods (the wrong k, the wrong
-similarity, …) and returns ``{hint: answers}``; a learner whose answers equal one of
-them reads that hint. A value 100× too large is reported as a percentage. Otherwise
-the exercise's general hint is shown. Each check prints exactly one line.
+* **The key** (:mod:`course_lib.lab.answer_keys`): a classroom release has a file
+  ``NN_name.check.json`` beside the notebook, salted hashes of the answers, and the check
+  uses it; otherwise the worked solution ``solutions/NN_name.py`` — the single source of
+  truth — is run in the kernel on demand. Both apply one tolerance rule.
+* **A known wrong method gets its own hint.** A solution file may define ``mistakes()``,
+  which runs plausible wrong methods (the wrong k, the wrong similarity, …) and returns
+  ``{hint: answers}``; answers equal to one of them earn that hint. Numbers that are the
+  right ones as percentages are reported as such.
+* **Otherwise the hints come in steps**: the first failure shows the exercise's first hint,
+  which names the idea and no code; the next failures (or :func:`hint`) show the next
+  ones; the last step is the whole method. In graded mode (an nbgrader autograde or
+  validate run, or ``graded(True)``) the last step is never shown.
 
 In the generated solution notebooks ``strict(True)`` turns a failed check into an
 ``AssertionError``, so CI fails when a solution and its check disagree.
@@ -24,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import runpy
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ from typing import Any
 
 from .._support.places import COURSE_ROOT
 from .._support.validation import is_number
+from .answer_keys import KEY_SUFFIX, AnswerKey, HashedKey, SolutionKey, agree
 
 SOLUTIONS_ENV = "COURSE_SOLUTIONS"
 
@@ -67,65 +73,137 @@ def solutions_folder() -> Path:
 
 @dataclass(frozen=True)
 class Exercise:
+    """The answers' names, the hints in the order they are shown (the first names the idea,
+    the last is the whole method), and the tolerance for numbers (see
+    :func:`course_lib.lab.answer_keys.agree`)."""
+
     answers: tuple[str, ...]
-    hint: str
-    tolerance: float = 1e-3  # absolute, for numbers
+    hints: tuple[str, ...]
+    tolerance: float = 1e-3
 
 
 EXERCISES: dict[str, Exercise] = {
-    "00": Exercise(("answer",), "max(kb.paragraphs, key=len), then count the questions whose "
-                   "paragraph it is; the tuple is (file_name, count)."),
-    "01": Exercise(("recall_10", "mrr_10"), "a Retriever with topk=10, then evaluate(kb, "
-                   "retriever, ks=(5, 10))."),
-    "02": Exercise(("plain_share", "sub_share"), "top-2 BM25 for the glued question vs "
-                   "SubQuestionRetriever over a top-1 retriever; count pairs with both golds."),
-    "03": Exercise(("tiny_span_recall_5", "tiny_context_relevance_1"), "on a fresh "
-                   "knowledge_base_document(kb): create_node_group('TinyChunk', transform="
-                   "SentenceSplitter, chunk_size=64, chunk_overlap=8), then evaluate(kb, "
-                   "Retriever(..., 'TinyChunk', 'bm25_chinese', topk=5), span_recall=True) and "
-                   "read span_recall@5 and context_relevance@1."),
-    "04": Exercise(("in_context_recall_1", "in_context_recall_5"), "a NodeTransform returning "
-                   "[first] + [first + s for s in the other sentences], as group 'in_context' "
-                   "under 'paragraph' on a fresh knowledge_base_document(kb); then evaluate(kb, "
-                   "small_to_big('in_context', document)): 20 units, their paragraphs, keep 5."),
-    "05": Exercise(("lead_recall_1", "lead_recall_5"), "lead_doc.create_node_group('lead', "
-                   "parent='block', transform=lambda text: split_sentences(text)[:1]), then "
-                   "evaluate(kb, to_blocks('lead', doc=lead_doc)) and read recall@1 and "
-                   "recall@5."),
-    "06": Exercise(("same_first_share", "mean_first_score", "largest_score_gap"), "dot = "
-                   "Retriever(multi, 'paragraph', 'dot', topk=1, embed_keys=['sparse']) and "
-                   "chars = Retriever(cmrc, 'paragraph', 'bm25_char', topk=1); for each question "
-                   "q, compare dot(q.question)[0] with chars(q.question)[0]: same text? their "
-                   ".score values?"),
-    "07": Exercise(("best_cut_off", "recall_at_best", "relevance_at_best"), "sweep = "
-                   "cut_off_sweep(kb.questions, cosine_rankings, cut_offs) over the 0.001 grid "
-                   "of the cell; among the rows whose recall@5 is at least 0.90, the one with "
-                   "the highest context_relevance@5."),
-    "08": Exercise(("lexical_first", "gold_mean_score"), "lexical = FeatureReranker("
-                   "embedder=None); retrieve_all(kb, rerank_after(MultiRetriever("
-                   "paragraph_paths(doc)), Reranker(model=lexical, topk=5))); then, per "
-                   "question, rank = gold_rank(ranking, q.paragraph): count rank == 1, and "
-                   "average ranking[rank - 1].score where rank is not None."),
-    "09": Exercise(("kept_answerable", "refused_unanswerable"), "for each sample question q: "
-                   "best = offline_rag.reranker(q.question, candidates)[0], where the "
-                   "candidates are offline_rag.retriever(q.question) — for the second share "
-                   "without those whose metadata['file_name'] == q.file_name; the rule answers "
-                   "when term_coverage(q.question, best.text) >= MIN_COVERAGE."),
-    "10": Exercise(("char_summary_recall_1", "char_summary_recall_5"), "summaries = "
-                   "summary_document(kb); Retriever(summaries, 'summary', 'bm25_char', topk=5); "
-                   "small_to_big(retriever, summaries); then evaluate(kb, ...) and read recall@1 "
-                   "and recall@5."),
-    "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), "questions embedded with "
-                   "default_embedder().embed_queries(...); for each, the neighbours that "
-                   "DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) shares with "
-                   "backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search 10, 20, 32, "
-                   "64, 128."),
-    "12": Exercise(("chosen_max_wrong", "dev_cost"), "for each max_wrong in MAX_WRONGS: "
-                   "result = cross_validate(trial_hard, trial_hard_signals, max_wrong=...); "
-                   "cost per question = COST_DECLINED where an answerable one is declined, "
-                   "COST_ANSWERED where an unanswerable one is not; choose the max_wrong with "
-                   "the lowest mean cost on trial, then compute that one's mean cost on "
-                   "dev_hard."),
+    "00": Exercise(("answer",), (
+        "Two steps: find the paragraph with the most characters, then count the questions whose "
+        "gold paragraph is that one; the answer pairs its file's name with that count.",
+        "The knowledge base lists its paragraphs and its questions, and each question knows its "
+        "paragraph and its file: compare texts, not positions.",
+        "max(kb.paragraphs, key=len), then count the questions whose paragraph it is; the tuple "
+        "is (file_name, count).")),
+    "01": Exercise(("recall_10", "mrr_10"), (
+        "The same evaluation as for the top 5, with a longer list: the retriever has to return "
+        "10 paragraphs, and both metrics are read at 10.",
+        "The Retriever's topk sets how many paragraphs come back; evaluate takes the cut-offs to "
+        "report (ks) and returns recall@k and mrr@k for each.",
+        "a Retriever with topk=10, then evaluate(kb, retriever, ks=(5, 10)).")),
+    "02": Exercise(("plain_share", "sub_share"), (
+        "A pair counts only when both of its gold paragraphs are among the paragraphs returned, "
+        "and both methods return two paragraphs per pair, so the comparison is fair.",
+        "Plain: BM25 with topk=2 on the glued question. Rewritten: SubQuestionRetriever with "
+        "OfflineLLM() over a BM25 retriever with topk=1, one paragraph per sub-question.",
+        "bm25 = lambda k: Retriever(doc, 'paragraph', 'bm25_chinese', topk=k); for each pair "
+        "(a, b), texts = {n.text for n in retrieve(a.question + b.question)}; it counts when "
+        "a.paragraph in texts and b.paragraph in texts; share = count / len(pairs), for "
+        "retrieve = bm25(2) and retrieve = SubQuestionRetriever(bm25(1), OfflineLLM()).")),
+    "03": Exercise(("tiny_span_recall_5", "tiny_context_relevance_1"), (
+        "A new, smaller chunk size is a new node group: cut the paragraphs into chunks of 64 "
+        "characters that overlap by 8, retrieve chunks with BM25, and measure them with span "
+        "recall as well as the other metrics.",
+        "create_node_group on the fresh tiny_doc with a SentenceSplitter as its transform; a "
+        "Retriever on that group; evaluate with span_recall=True gives span_recall@5 and "
+        "context_relevance@1.",
+        "on a fresh knowledge_base_document(kb): create_node_group('TinyChunk', transform="
+        "SentenceSplitter, chunk_size=64, chunk_overlap=8), then evaluate(kb, Retriever(..., "
+        "'TinyChunk', 'bm25_chinese', topk=5), span_recall=True) and read span_recall@5 and "
+        "context_relevance@1.")),
+    "04": Exercise(("in_context_recall_1", "in_context_recall_5"), (
+        "Each unit is one sentence with its paragraph's first sentence in front of it; search "
+        "the units, then hand back the paragraphs they came from, small to big.",
+        "A NodeTransform subclass turns one paragraph into a list of texts; create_node_group "
+        "with parent='paragraph' builds the group, and small_to_big retrieves units and returns "
+        "their paragraphs.",
+        "a NodeTransform returning [first] + [first + s for s in the other sentences], as group "
+        "'in_context' under 'paragraph' on a fresh knowledge_base_document(kb); then evaluate(kb, "
+        "small_to_big('in_context', document)): 20 units, their paragraphs, keep 5.")),
+    "05": Exercise(("lead_recall_1", "lead_recall_5"), (
+        "The lead is one sentence per block, its first: retrieve leads, return the blocks they "
+        "lead, and measure that as for the other groups.",
+        "A group under 'block' whose transform keeps only the first of split_sentences(text); "
+        "to_blocks retrieves through a group and hands back blocks.",
+        "lead_doc.create_node_group('lead', parent='block', transform=lambda text: "
+        "split_sentences(text)[:1]), then evaluate(kb, to_blocks('lead', doc=lead_doc)) and read "
+        "recall@1 and recall@5.")),
+    "06": Exercise(("same_first_share", "mean_first_score", "largest_score_gap"), (
+        "Compare two retrievers question by question, each keeping one paragraph: one scores by "
+        "the dot product of sparse character vectors, the other by BM25 over characters. Count "
+        "agreements, average one score, and find the widest gap between the two scores.",
+        "The dot retriever works on the document with two embed keys, through the sparse key "
+        "only; the BM25 one is like chars above. Each returns nodes with a text and a score.",
+        "dot = Retriever(multi, 'paragraph', 'dot', topk=1, embed_keys=['sparse']) and chars = "
+        "Retriever(cmrc, 'paragraph', 'bm25_char', topk=1); for each question q, compare "
+        "dot(q.question)[0] with chars(q.question)[0]: same text? their .score values?")),
+    "07": Exercise(("best_cut_off", "recall_at_best", "relevance_at_best"), (
+        "A choice under a constraint: first keep only the cut-offs whose recall@5 meets the rule, "
+        "then, among those, take the one with the most context relevance@5. Search the fine grid "
+        "of the exercise, not the coarse one above.",
+        "cut_off_sweep gives one row per cut-off, with its recall@5 and its "
+        "context_relevance@5: filter the rows by the rule, then take the best of what is left.",
+        "sweep = cut_off_sweep(kb.questions, cosine_rankings, cut_offs) over the 0.001 grid of "
+        "the cell; among the rows whose recall@5 is at least 0.90, the one with the highest "
+        "context_relevance@5.")),
+    "08": Exercise(("lexical_first", "gold_mean_score"), (
+        "Keep everything of the full reranking pipeline except the two dense signals: the same "
+        "three retrieval paths, five results. Then look for the gold paragraph in each list: how "
+        "often it is first, and its average score where it appears.",
+        "FeatureReranker without an embedder has only the lexical features; Reranker wraps it "
+        "with a topk; rerank_after puts it behind MultiRetriever(paragraph_paths(doc)); "
+        "gold_rank finds the gold paragraph's place in a list.",
+        "lexical = FeatureReranker(embedder=None); retrieve_all(kb, rerank_after(MultiRetriever("
+        "paragraph_paths(doc)), Reranker(model=lexical, topk=5))); then, per question, rank = "
+        "gold_rank(ranking, q.paragraph): count rank == 1, and average ranking[rank - 1].score "
+        "where rank is not None.")),
+    "09": Exercise(("kept_answerable", "refused_unanswerable"), (
+        "One rule, two situations: apply it to each question's best candidate when the knowledge "
+        "base holds the answer, and again after taking the gold paragraph's file out of the "
+        "candidates, which simulates a knowledge base without it.",
+        "The best candidate is the reranker's first of what the retriever returned; the rule "
+        "answers when term_coverage of the question in that text reaches MIN_COVERAGE; a "
+        "question with no candidate left is refused.",
+        "for each sample question q: best = offline_rag.reranker(q.question, candidates)[0], "
+        "where the candidates are offline_rag.retriever(q.question) — for the second share "
+        "without those whose metadata['file_name'] == q.file_name; the rule answers when "
+        "term_coverage(q.question, best.text) >= MIN_COVERAGE.")),
+    "10": Exercise(("char_summary_recall_1", "char_summary_recall_5"), (
+        "A new row from parts the report already uses: a summary per paragraph, matched on "
+        "characters instead of words, each summary handing back its paragraph before the "
+        "metrics are read.",
+        "summary_document builds the summaries; a Retriever over its 'summary' group with the "
+        "bm25_char similarity; small_to_big hands back paragraphs; evaluate reads the recalls.",
+        "summaries = summary_document(kb); Retriever(summaries, 'summary', 'bm25_char', topk=5); "
+        "small_to_big(retriever, summaries); then evaluate(kb, ...) and read recall@1 and "
+        "recall@5.")),
+    "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), (
+        "An approximate index is measured against the exact one: for each question, the share of "
+        "the exact search's 10 neighbours that the approximate search returns too. Then walk up "
+        "the grid of ef values to the first that reaches the target.",
+        "Embed the questions as queries, not as passages; build one DenseVectors with the faiss "
+        "backend and one with hnsw at each ef_search; search returns ids and scores, and only "
+        "the ids are compared.",
+        "questions embedded with default_embedder().embed_queries(...); for each, the neighbours "
+        "that DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) shares with "
+        "backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search 10, 20, 32, 64, 128.")),
+    "12": Exercise(("chosen_max_wrong", "dev_cost"), (
+        "A cost is a weighted count of the two errors: declining a question the knowledge base "
+        "can answer, and answering one it cannot. Choose the setting with the lowest mean cost on "
+        "trial, and only then measure that one setting on dev.",
+        "cross_validate gives, per question, whether it was declined and whether it is "
+        "answerable; the costs are COST_DECLINED and COST_ANSWERED; run it once per value of "
+        "MAX_WRONGS on trial_hard, and once more on dev_hard.",
+        "for each max_wrong in MAX_WRONGS: result = cross_validate(trial_hard, "
+        "trial_hard_signals, max_wrong=...); cost per question = COST_DECLINED where an "
+        "answerable one is declined, COST_ANSWERED where an unanswerable one is not; choose the "
+        "max_wrong with the lowest mean cost on trial, then compute that one's mean cost on "
+        "dev_hard.")),
 }
 
 _STRICT: list[bool] = [False]
@@ -188,55 +266,137 @@ def known_mistakes(exercise: str) -> dict[str, dict[str, Any]]:
     return _MISTAKES[exercise]
 
 
-def _same(given: Any, expected: Any, tolerance: float) -> bool:
-    if is_number(expected, allow_nan=True):  # numpy scalars count: answers often come from numpy
-        return is_number(given, allow_nan=True) and \
-            math.isclose(float(given), float(expected), abs_tol=tolerance)
-    if isinstance(expected, (tuple, list)):
-        return isinstance(given, (tuple, list)) and len(given) == len(expected) and \
-            all(_same(g, e, tolerance) for g, e in zip(given, expected, strict=True))
-    return given == expected
+def forget_solution(exercise: str) -> None:
+    """Drop what the worked solution left in this process (its data can be large)."""
+    for cache in (_NAMESPACES, _EXPECTED, _MISTAKES):
+        cache.pop(exercise, None)
 
 
-def _diagnose(exercise: str, answers: dict[str, Any], wrong: list[str]) -> str:
-    """The most specific hint for these wrong answers."""
-    spec = EXERCISES[exercise]
-    for hint, mistaken in known_mistakes(exercise).items():
-        if all(_same(answers[name], mistaken[name], spec.tolerance) for name in wrong
-               if name in mistaken) and any(name in mistaken for name in wrong):
-            return hint
-    expected = expected_answers(exercise)
-    for name in wrong:
-        given, value = answers[name], expected[name]
-        if is_number(given) and isinstance(value, float) and \
-                math.isclose(float(given), 100 * value, abs_tol=100 * spec.tolerance):
-            return f"{name} looks like a percentage: give it as a fraction between 0 and 1."
-    return spec.hint
+def _released_key(exercise: str) -> Path | None:
+    """The classroom release's key file for ``exercise`` in the working folder, if any."""
+    return next(iter(sorted(Path.cwd().glob(f"{exercise}_*{KEY_SUFFIX}"))), None)
+
+
+def answer_key(exercise: str) -> AnswerKey:
+    """The key this check compares with: a classroom release's ``NN_*.check.json`` in the
+    working folder if there is one, else the worked solution (its mistakes run only when a
+    wrong answer needs a hint)."""
+    released = _released_key(exercise)
+    if released is not None:
+        return HashedKey.read(released)
+    return SolutionKey(exercise, expected_answers(exercise), lambda: known_mistakes(exercise),
+                       EXERCISES[exercise].tolerance)
+
+
+_GRADED: list[bool] = [False]
+_HINTS_SHOWN: dict[str, int] = {}
+
+
+def graded(on: bool = True) -> None:
+    """Graded mode: hints stop one step before the whole method. A classroom release (its
+    key file beside the notebook) and nbgrader's autograde and validate runs are graded
+    without asking."""
+    _GRADED[0] = on
+
+
+def _is_graded(exercise: str) -> bool:
+    return _GRADED[0] or bool(os.environ.get("NBGRADER_EXECUTION")) or \
+        _released_key(exercise) is not None
+
+
+def _next_hint(exercise: str) -> str:
+    """The next step of the exercise's hints (the last allowed one stays), counted per kernel."""
+    hints = EXERCISES[exercise].hints
+    last = len(hints) - 1 if _is_graded(exercise) else len(hints)
+    step = min(_HINTS_SHOWN.get(exercise, 0) + 1, last)
+    _HINTS_SHOWN[exercise] = step
+    more = (f' — check again, or run hint("{exercise}"), for the next one'
+            if step < last else "")
+    return f"Hint {step}/{last}: {hints[step - 1]}{more}"
+
+
+def hint(exercise: str) -> None:
+    """Print the exercise's next hint: the first names the idea, the last gives the method
+    (never shown in graded mode). Failed checks move through the same steps.
+
+    >>> _ = _HINTS_SHOWN.pop("01", None)
+    >>> hint("01")  # doctest: +ELLIPSIS
+    Hint 1/3: The same evaluation as for the top 5, ... for the next one
+    """
+    if exercise not in EXERCISES:
+        raise ValueError(f"unknown exercise {exercise!r}; known: {sorted(EXERCISES)}")
+    print(_next_hint(exercise))
+
+
+def _as_fractions(answers: dict[str, Any]) -> dict[str, Any] | None:
+    """The answers with every number above 1 divided by 100, or ``None`` if none is."""
+    scaled = {name: value / 100 if is_number(value) and abs(value) > 1 else value
+              for name, value in answers.items()}
+    return scaled if scaled != answers else None
+
+
+def _diagnose(exercise: str, key: AnswerKey, answers: dict[str, Any]) -> str:
+    """The most specific hint for these wrong answers: a known wrong method's, a percentage,
+    or the exercise's next step."""
+    matched = key.mistake_hints(answers)
+    if matched:
+        return "Hint: " + " Or: ".join(matched)
+    fractions = _as_fractions(answers)
+    if fractions is not None and key.is_right(fractions):
+        return "Hint: these look like percentages: give shares as fractions between 0 and 1."
+    return _next_hint(exercise)
 
 
 def check_mistakes(exercise: str) -> int:
-    """Prove the check catches wrong methods: every answer set of the solution's
-    ``mistakes()`` must fail, with its own hint. Prints one line; returns how many.
+    """Prove the check tells the wrong methods apart: each of the solution's ``mistakes()``
+    must fail with its own hint, no two may give answers the check cannot tell apart (give
+    such a pair one hint that names both methods), and the hashed key of a classroom release
+    must say the same as the solution. Prints one line; returns how many.
 
     Run by the generated solution notebooks, so CI fails when a wrong method would pass.
     """
-    mistakes = known_mistakes(exercise)
-    if not mistakes:
+    key = SolutionKey(exercise, expected_answers(exercise), known_mistakes(exercise),
+                      EXERCISES[exercise].tolerance)
+    if not key.mistakes:
         raise AssertionError(f"{exercise}: the solution defines no mistakes(): add at least "
                              f"one plausible wrong method")
-    expected = expected_answers(exercise)
-    for hint, answers in mistakes.items():
-        given = {**expected, **answers}
+    for first, second in key.collisions():
+        if first is None:
+            raise AssertionError(f"{exercise}: the wrong method behind {second!r} passes the "
+                                 f"check ({key.mistakes[second]}): compare more quantities")
+        raise AssertionError(f"{exercise}: the check cannot tell two wrong methods apart: "
+                             f"{first!r} and {second!r} give the same answers; make them one "
+                             f"hint that names both")
+    released = key.hashed(iterations=100)  # the release's file format, at a test's speed
+    for name, judge in (("the solution", key), ("the hashed key", released)):
+        if not judge.is_right(key.expected):
+            raise AssertionError(f"{exercise}: {name} rejects the right answers")
+        for mistake in key.mistakes:
+            if judge.mistake_hints(key.mistaken(mistake)) != [mistake]:
+                raise AssertionError(f"{exercise}: {name} gives the wrong method behind "
+                                     f"{mistake!r} another hint")
+    for mistake in key.mistakes:
         with contextlib.redirect_stdout(io.StringIO()), _strictness(False):
-            result = check(exercise, **given)
-        if result.passed:
-            raise AssertionError(f"{exercise}: the wrong method behind {hint!r} passes the "
-                                 f"check ({answers}): compare more quantities")
-        if hint not in result.message:
-            raise AssertionError(f"{exercise}: the wrong method behind {hint!r} gets another "
-                                 f"hint: {result.message}")
-    print(f"✓ {exercise}: {len(mistakes)} plausible wrong method(s) fail the check.")
-    return len(mistakes)
+            result = check(exercise, **key.mistaken(mistake))
+        if result.passed or mistake not in result.message:
+            raise AssertionError(f"{exercise}: the wrong method behind {mistake!r} gets "
+                                 f"{result.message}")
+    print(f"✓ {exercise}: {len(key.mistakes)} plausible wrong method(s) fail the check.")
+    return len(key.mistakes)
+
+
+def score(exercise: str, expected: dict[str, Any], **answers: Any) -> float:
+    """Points for the answers: one for each that matches ``expected`` within the exercise's
+    tolerance. The graded cell of a classroom release ends with it, inside nbgrader's hidden
+    tests, so the expected values never reach the student; nbgrader reads the number as
+    partial credit.
+
+    >>> score("01", {"recall_10": 0.995, "mrr_10": 0.9771}, recall_10=0.995, mrr_10=None)
+    1.0
+    """
+    tolerance = EXERCISES[exercise].tolerance
+    return float(sum(agree(answers.get(name), value, tolerance)
+                     for name, value in expected.items()))
 
 
 def check_not_given_away(exercise: str) -> None:
@@ -281,7 +441,7 @@ def _strictness(on: bool) -> Any:
 
 
 def check(exercise: str, **answers: Any) -> CheckResult:
-    """Compare a learner's answers with the worked solution; print one line, return it."""
+    """Compare a learner's answers with the exercise's key; print one line, return it."""
     if exercise not in EXERCISES:
         raise ValueError(f"unknown exercise {exercise!r}; known: {sorted(EXERCISES)}")
     spec = EXERCISES[exercise]
@@ -289,19 +449,25 @@ def check(exercise: str, **answers: Any) -> CheckResult:
     if missing:
         raise TypeError(f"check({exercise!r}, ...) needs {', '.join(spec.answers)}; "
                         f"missing {', '.join(missing)}")
-    if all(answers[name] is None for name in spec.answers):
+    answers = {name: answers[name] for name in spec.answers}
+    if all(value is None for value in answers.values()):
         result = CheckResult(exercise, False, f"○ {exercise}: not attempted yet — fill in "
                              f"{', '.join(spec.answers)} and run this cell again.")
     else:
-        expected = expected_answers(exercise)
-        wrong = [name for name in spec.answers
-                 if not _same(answers[name], expected[name], spec.tolerance)]
-        if wrong:
-            shown = ", ".join(f"{name} = {answers[name]!r}" for name in wrong)
-            result = CheckResult(exercise, False, f"✗ {exercise}: {shown} does not match the "
-                                 f"worked solution. Hint: {_diagnose(exercise, answers, wrong)}")
-        else:
+        key = answer_key(exercise)
+        if key.is_right(answers):
             result = CheckResult(exercise, True, f"✓ {exercise}: correct.")
+        else:
+            wrong = key.wrong_names(answers)
+            if wrong is None:  # a release's key: one hash of all the answers
+                shown = ", ".join(f"{name} = {value!r}" for name, value in answers.items())
+                verdict = (f"{shown}: not all of these match the worked solution (this copy "
+                           f"checks them together, so it cannot say which)")
+            else:
+                verdict = ", ".join(f"{name} = {answers[name]!r}" for name in wrong) + \
+                    " does not match the worked solution"
+            result = CheckResult(exercise, False, f"✗ {exercise}: {verdict}. "
+                                 f"{_diagnose(exercise, key, answers)}")
     print(result.message)
     if _STRICT[0] and not result.passed:
         raise AssertionError(result.message)

@@ -1,0 +1,175 @@
+"""The classroom flow, with the real nbgrader: generate the course, release it, let three
+students fetch and submit, collect, autograde, write feedback — and the grades and hints are
+what a teacher would expect. Also: what the release holds, and its check without solutions/.
+
+The whole flow runs three assignments × three simulated students (about 3 minutes on 2
+cores: nbgrader executes each submitted notebook in full).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib.lab import exercises
+from course_lib.lab.answer_keys import KEY_SUFFIX, HashedKey, SolutionKey
+from course_lib.lab.classroom import (
+    COURSE_ID,
+    GRADED,
+    assignment_names,
+    assignment_notebook,
+    build_classroom,
+    nbgrader,
+    solution_cells,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each student's work for three assignments. "solution": the worked solution typed in;
+# "untouched": the release as fetched; "wrong": a known wrong method (its hint must reach
+# the feedback).
+WRONG_METHODS = {
+    "03": ("from course_lib import Retriever, SentenceSplitter, approx_gpt2_tokens, evaluate\n"
+           "tiny_doc.create_node_group('TinyChunk', transform=SentenceSplitter, chunk_size=64, "
+           "chunk_overlap=8, length_fn=approx_gpt2_tokens)\n"
+           "scored = evaluate(kb, Retriever(tiny_doc, 'TinyChunk', 'bm25_chinese', topk=5), "
+           "span_recall=True)\n"
+           "tiny_span_recall_5 = scored['span_recall@5']\n"
+           "tiny_context_relevance_1 = scored['context_relevance@1']",
+           "You counted GPT-2 tokens"),
+    "05": ("from course_lib.offline_llm import split_sentences\n"
+           "lead_doc.create_node_group('lead', parent='block', "
+           "transform=lambda text: split_sentences(text)[-1:])\n"
+           "scored = evaluate(kb, to_blocks('lead', doc=lead_doc))\n"
+           "lead_recall_1, lead_recall_5 = scored['recall@1'], scored['recall@5']",
+           "You kept the last sentence"),
+    "07": ("coarse = cut_off_sweep(kb.questions, cosine_rankings, "
+           "[round(0.85 + 0.01 * i, 2) for i in range(6)])\n"
+           "best = max((row for row in coarse if row['recall@5'] >= 0.90), "
+           "key=lambda row: row['context_relevance@5'])\n"
+           "best_cut_off, recall_at_best, relevance_at_best = "
+           "best['cut_off'], best['recall@5'], best['context_relevance@5']",
+           "you searched the coarse grid"),
+}
+STUDENTS = ("ada", "ben", "cy")  # solution, untouched, wrong
+
+
+def _answer_cell(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    (cell,) = [c for c in notebook.cells
+               if c.metadata.get("nbgrader", {}).get("solution")]
+    return cell
+
+
+def _solution_code(exercise: str) -> str:
+    return solution_cells(exercises.solution_file(exercise))[1][0]
+
+
+@pytest.mark.parametrize("exercise", GRADED)
+def test_each_assignment_marks_its_cells_and_its_solution_sets_every_answer(exercise):
+    """Static, for all twelve (no solution runs): the answer cell holds the first solution
+    cell, which assigns every answer; the check cell is read-only, graded, one point an
+    answer; the exercise no longer points at solutions/."""
+    names = exercises.EXERCISES[exercise].answers
+    key = SolutionKey(exercise, dict.fromkeys(names, 0.5))
+    notebook = assignment_notebook(exercise, key)
+    answer = _answer_cell(notebook)
+    assert "### BEGIN SOLUTION" in answer.source and _solution_code(exercise) in answer.source
+    assigned = {node.id for node in ast.walk(ast.parse(_solution_code(exercise)))
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    assert set(names) <= assigned, f"{exercise}: the first solution cell sets no {names}"
+    (graded,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    marks = graded.metadata["nbgrader"]
+    assert marks["locked"] and marks["points"] == len(names)
+    assert "### BEGIN HIDDEN TESTS" in graded.source and "score(" in graded.source
+    assert not any("solutions/" in c.source for c in notebook.cells if c.cell_type == "markdown")
+
+
+def test_the_release_checks_answers_without_the_solutions(tmp_path, monkeypatch):
+    """The release's check uses the hashed key beside the notebook: right, wrong with a
+    known method's hint, and wrong in steps (graded: never the last) — with COURSE_SOLUTIONS
+    pointing at an empty folder, so any use of a solution would fail."""
+    expected = {"recall_10": 0.995, "mrr_10": 0.9771}
+    key = SolutionKey("01", expected, {"You used k=5.": {"recall_10": 0.989}})
+    (tmp_path / f"01_evaluating_retrieval{KEY_SUFFIX}").write_text(
+        key.hashed(iterations=100).to_json(), encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv(exercises.SOLUTIONS_ENV, str(tmp_path / "empty"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(exercises, "_HINTS_SHOWN", {})
+    assert isinstance(exercises.answer_key("01"), HashedKey)
+    assert exercises.check("01", recall_10=0.9952, mrr_10=0.9771).passed
+    message = exercises.check("01", recall_10=0.989, mrr_10=0.9771).message
+    assert "You used k=5." in message and "not all of these match" in message
+    # A release is graded: the hints stop before the whole method.
+    steps = [exercises.check("01", recall_10=0.5, mrr_10=0.5).message for _ in range(3)]
+    assert "Hint 1/2" in steps[0] and "Hint 2/2" in steps[2]
+    assert not any(exercises.EXERCISES["01"].hints[-1] in step for step in steps)
+    assert "percentages" in exercises.check("01", recall_10=99.5, mrr_10=0.9771).message
+    with pytest.raises(FileNotFoundError):  # the guard: a solution is not reachable here
+        exercises.solution_file("02")
+
+
+def _grades(course: Path) -> dict[tuple[str, str], tuple[float, float]]:
+    nbgrader(["export", "--to", str(course / "grades.csv")], cwd=course)
+    with open(course / "grades.csv", newline="", encoding="utf-8") as rows:
+        return {(row["assignment"], row["student_id"]): (float(row["raw_score"]),
+                                                         float(row["max_score"]))
+                for row in csv.DictReader(rows)}
+
+
+def test_the_whole_flow_with_nbgrader(tmp_path, monkeypatch):
+    chosen = sorted(WRONG_METHODS)
+    course = tmp_path / "course"
+    names = build_classroom(course, chosen)
+    assert names == assignment_names(chosen)
+    # Students and nbgrader's kernels must not reach the worked solutions.
+    (tmp_path / "no-solutions").mkdir()
+    hidden = {"COURSE_SOLUTIONS": str(tmp_path / "no-solutions")}
+    exchange = [f"--Exchange.root={course / 'exchange'}", f"--course={COURSE_ID}"]
+    for name in names:
+        release = nbformat.read(course / "release" / name / f"{name}.ipynb", as_version=4)
+        text = json.dumps(release)
+        assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text
+        assert _solution_code(name[:2]).splitlines()[-1] not in text
+        nbgrader(["release_assignment", name], cwd=course)
+    for student in STUDENTS:
+        home = tmp_path / student
+        home.mkdir()
+        cache = [f"--Exchange.cache={home / 'cache'}", f"--student={student}"]
+        for name in names:
+            nbgrader(["fetch_assignment", name, *exchange, *cache], cwd=home, **hidden)
+            path = home / name / f"{name}.ipynb"
+            notebook = nbformat.read(path, as_version=4)
+            answer = _answer_cell(notebook)
+            if student == "ada":
+                answer.source += "\n" + _solution_code(name[:2])
+            elif student == "cy":
+                answer.source += "\n" + WRONG_METHODS[name[:2]][0]
+            nbformat.write(notebook, path)
+            nbgrader(["submit", name, *exchange, *cache], cwd=home, **hidden)
+    for name in names:
+        nbgrader(["collect", name], cwd=course)
+        nbgrader(["autograde", name], cwd=course, **hidden)
+        nbgrader(["generate_feedback", name], cwd=course)
+    grades = _grades(course)
+    for name in names:
+        exercise = name[:2]
+        points = float(len(exercises.EXERCISES[exercise].answers))
+        assert grades[(name, "ada")] == (points, points), name
+        assert grades[(name, "ben")] == (0.0, points), name
+        assert grades[(name, "cy")][0] < points, name
+        feedback = (course / "feedback" / "cy" / name / f"{name}.html").read_text(
+            encoding="utf-8")
+        assert WRONG_METHODS[exercise][1] in feedback, f"{name}: the hint is not in the feedback"
+        # The expected values stay hidden: no hidden test in anyone's feedback.
+        for student in STUDENTS:
+            html = (course / "feedback" / student / name / f"{name}.html").read_text(
+                encoding="utf-8")
+            assert "HIDDEN TESTS" not in html and not re.search(r"score\(&#39;|score\('", html)
+    print({key: value[0] for key, value in sorted(grades.items())})
