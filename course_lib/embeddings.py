@@ -269,6 +269,11 @@ class SentenceTransformerEmbedder(QueryPassageEmbedder):
     def __init__(self, model: str | os.PathLike[str], device: str = "cpu",
                  normalize: bool = True, batch_size: int = 32,
                  prefixes: tuple[str, str] | None = None) -> None:
+        missing = _not_on_this_machine(model)
+        if missing is not None:  # fail at once, without importing torch (~400 MB)
+            raise EmbeddingModelUnavailable(
+                f"could not load sentence-transformers model {str(model)!r}. {OFFLINE_HINT} "
+                f"(cause: {missing})") from missing
         from sentence_transformers import SentenceTransformer
 
         try:
@@ -296,6 +301,28 @@ class SentenceTransformerEmbedder(QueryPassageEmbedder):
                                      normalize_embeddings=self.normalize,
                                      show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32)
+
+
+def _not_on_this_machine(model: str | os.PathLike[str]) -> Exception | None:
+    """Why ``model`` cannot load, when that is certain before sentence-transformers (and
+    torch, ~400 MB of memory) is imported: the hub is offline (``HF_HUB_OFFLINE``, read
+    as huggingface_hub reads it), ``model`` is a hub id ``org/name`` that is not a path
+    here, and no snapshot of it is in the cache sentence-transformers would read
+    (``SENTENCE_TRANSFORMERS_HOME`` or the hub's). ``None`` in every other case: then
+    sentence-transformers decides, as before."""
+    name = str(model)
+    if os.path.exists(name) or name.count("/") != 1:
+        return None
+    from huggingface_hub import constants, snapshot_download
+
+    if not constants.HF_HUB_OFFLINE:
+        return None
+    try:
+        snapshot_download(name, local_files_only=True,
+                          cache_dir=os.environ.get("SENTENCE_TRANSFORMERS_HOME"))
+    except Exception as error:  # not cached (LocalEntryNotFoundError), or not a valid id
+        return error
+    return None
 
 
 class BGEM3Embedder(Embedder):
@@ -615,6 +642,10 @@ class CharNgramSparseEmbedder(Embedder):
 
 
 # ---------------------------------------------------------------- disk cache
+class ReadOnlyCacheWarning(UserWarning):
+    """The embedding cache cannot be written: new vectors live in memory only."""
+
+
 class CachedEmbedder(Embedder):
     """A dense embedder whose vectors are cached on disk by (model name, text hash).
 
@@ -633,6 +664,10 @@ class CachedEmbedder(Embedder):
     missing array) gives one :class:`DamagedCacheWarning` naming the file, is deleted,
     and its texts are embedded again when asked for. A sound cache loads silently.
     Queries are cached apart from passages (the same text embeds differently as a query).
+
+    A cache that cannot be written — a classroom server's shared, read-only copy filled once
+    by ``make data`` — is read as usual; vectors it lacks are embedded and kept in this
+    object's memory only, after one :class:`ReadOnlyCacheWarning`.
     """
 
     def __init__(self, embedder: Embedder, cache_dir: str | os.PathLike[str] | None = None,
@@ -647,6 +682,7 @@ class CachedEmbedder(Embedder):
         self._memory: dict[str, np.ndarray] | None = None
         self._shards: dict[Path, int] = {}  # the shards this object knows: path -> vectors
         self._unsaved_queries: dict[str, np.ndarray] = {}  # queries nobody announced
+        self._writable = True  # until a write fails: then vectors stay in memory
 
     def _load(self) -> dict[str, np.ndarray]:
         if self._memory is None:
@@ -660,7 +696,8 @@ class CachedEmbedder(Embedder):
                 except DamagedShard as error:
                     warnings.warn(f"damaged embedding cache file deleted, its vectors will be "
                                   f"embedded again: {error}", DamagedCacheWarning, stacklevel=2)
-                    path.unlink(missing_ok=True)
+                    with contextlib.suppress(OSError):  # a read-only cache keeps it
+                        path.unlink(missing_ok=True)
                     continue
                 self._memory.update(vectors)
                 self._shards[path] = len(vectors)
@@ -679,14 +716,22 @@ class CachedEmbedder(Embedder):
         """Keep ``new`` in memory, write it as a shard, and merge the shards when due."""
         memory = self._load()
         memory.update(new)
-        self._shards[write_shard(self.folder, new)] = len(new)
-        largest = max(self._shards.values())
-        if sum(self._shards.values()) - largest >= largest:  # the others hold as many
-            merged = write_shard(self.folder, memory)  # memory holds every known shard
-            for path in self._shards:
-                if path != merged:
-                    path.unlink(missing_ok=True)
-            self._shards = {merged: len(memory)}
+        if not self._writable:
+            return
+        try:
+            self._shards[write_shard(self.folder, new)] = len(new)
+            largest = max(self._shards.values())
+            if sum(self._shards.values()) - largest >= largest:  # the others hold as many
+                merged = write_shard(self.folder, memory)  # memory holds every known shard
+                for path in self._shards:
+                    if path != merged:
+                        path.unlink(missing_ok=True)
+                self._shards = {merged: len(memory)}
+        except OSError as error:  # read-only (a shared classroom cache), or full
+            self._writable = False
+            warnings.warn(f"the embedding cache {self.folder} cannot be written "
+                          f"({error.strerror or error}): vectors it lacks are kept in this "
+                          f"process's memory only", ReadOnlyCacheWarning, stacklevel=3)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         memory = self._load()

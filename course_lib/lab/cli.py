@@ -17,7 +17,8 @@
   beside ours, each row tested against its table's first row; without ``--squad``, also the
   settings chosen on trial reported on the held-out dev set. ``--table`` (repeatable)
   prints only the tables named, without the held-out section.
-* ``classroom [--out DIR] [--exercise NN ...] [--no-release]`` — an nbgrader course folder
+* ``classroom [--out DIR] [--exercise NN ...] [--no-release] [--exchange FOLDER]
+  [--no-self-check]`` — an nbgrader course folder
   for a classroom lab (default ``classroom``; every graded exercise, 01–12), then nbgrader's
   student release of each (:mod:`course_lib.lab.classroom`).
 
@@ -348,13 +349,17 @@ def _check_classroom(args: argparse.Namespace) -> Checked:
     if unknown:
         raise _BadArgument(f"--exercise {unknown[0]}: not an exercise; choose from "
                            f"{', '.join(sorted(EXERCISES))}")
-    return {"out": out, "exercises": list(dict.fromkeys(chosen))}
+    exchange = Path(args.exchange) if args.exchange else None
+    if exchange is not None and exchange.exists() and not exchange.is_dir():
+        raise _BadArgument(f"--exchange {exchange} is a file; give a folder")
+    return {"out": out, "exercises": list(dict.fromkeys(chosen)), "exchange": exchange}
 
 
 def _run_classroom(args: argparse.Namespace, checked: Checked) -> None:
     from .classroom import build_classroom
 
-    names = build_classroom(checked["out"], checked["exercises"], release=not args.no_release)
+    names = build_classroom(checked["out"], checked["exercises"], release=not args.no_release,
+                            exchange=checked["exchange"], self_check=not args.no_self_check)
     print(f"{len(names)} assignment(s) in {checked['out']}/source"
           + ("" if args.no_release else f" and {checked['out']}/release")
           + ": see docs/teaching.md for the nbgrader commands that follow")
@@ -420,6 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
                                 "01-12)")
     classroom.add_argument("--no-release", action="store_true",
                            help="write source/ only; do not run nbgrader generate_assignment")
+    classroom.add_argument("--exchange", metavar="FOLDER",
+                           help="where submissions go (default: OUT/exchange; on a shared "
+                                "server a folder every user can write)")
+    classroom.add_argument("--no-self-check", action="store_true",
+                           help="the release's checks check nothing (an exam): answers are "
+                                "graded after submission only")
     return parser
 
 

@@ -277,10 +277,11 @@ def _released_key(exercise: str) -> Path | None:
     return next(iter(sorted(Path.cwd().glob(f"{exercise}_*{KEY_SUFFIX}"))), None)
 
 
-def answer_key(exercise: str) -> AnswerKey:
+def answer_key(exercise: str) -> AnswerKey | None:
     """The key this check compares with: a classroom release's ``NN_*.check.json`` in the
-    working folder if there is one, else the worked solution (its mistakes run only when a
-    wrong answer needs a hint)."""
+    working folder if there is one (``None`` if it holds no answers: a release without a
+    self-check), else the worked solution (its mistakes run only when a wrong answer needs
+    a hint)."""
     released = _released_key(exercise)
     if released is not None:
         return HashedKey.read(released)
@@ -455,7 +456,10 @@ def check(exercise: str, **answers: Any) -> CheckResult:
                              f"{', '.join(spec.answers)} and run this cell again.")
     else:
         key = answer_key(exercise)
-        if key.is_right(answers):
+        if key is None:  # a classroom release without a self-check
+            result = CheckResult(exercise, False, f"○ {exercise}: this copy does not check "
+                                 f"answers — they are graded after you submit.")
+        elif key.is_right(answers):
             result = CheckResult(exercise, True, f"✓ {exercise}: correct.")
         else:
             wrong = key.wrong_names(answers)
