@@ -3,6 +3,9 @@
 The source of truth for `00_setup_and_data_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: max(kb.paragraphs, key=len), then count the questions whose paragraph it is; the tuple
+is (file_name, count).
 """
 
 # %%

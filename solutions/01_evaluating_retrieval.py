@@ -3,6 +3,8 @@
 The source of truth for `01_evaluating_retrieval_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: a Retriever with topk=10, then evaluate(kb, retriever, ks=(5, 10)).
 """
 
 # %%

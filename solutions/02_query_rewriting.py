@@ -3,6 +3,11 @@
 The source of truth for `02_query_rewriting_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: bm25 = lambda k: Retriever(doc, 'paragraph', 'bm25_chinese', topk=k); for each pair (a,
+b), texts = {n.text for n in retrieve(a.question + b.question)}; it counts when a.paragraph in
+texts and b.paragraph in texts; share = count / len(pairs), for retrieve = bm25(2) and retrieve
+= SubQuestionRetriever(bm25(1), OfflineLLM()).
 """
 
 # %%

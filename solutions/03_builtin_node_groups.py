@@ -3,6 +3,11 @@
 The source of truth for `03_builtin_node_groups_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: on a fresh knowledge_base_document(kb): create_node_group('TinyChunk',
+transform=SentenceSplitter(chunk_size=64, chunk_overlap=8)), then evaluate(kb, Retriever(...,
+'TinyChunk', 'bm25_chinese', topk=5), span_recall=True) and read span_recall@5 and
+context_relevance@1.
 """
 
 # %%

@@ -3,6 +3,10 @@
 The source of truth for `04_custom_transforms_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: a NodeTransform returning [first] + [first + s for s in the other sentences], as group
+'in_context' under 'paragraph' on a fresh knowledge_base_document(kb); then evaluate(kb,
+small_to_big('in_context', document)): 20 units, their paragraphs, keep 5.
 """
 
 # %%

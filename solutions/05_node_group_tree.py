@@ -3,6 +3,10 @@
 The source of truth for `05_node_group_tree_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: lead_doc.create_node_group('lead', parent='block', transform=lambda text:
+split_sentences(text)[:1]), then evaluate(kb, to_blocks('lead', doc=lead_doc)) and read recall@1
+and recall@5.
 """
 
 # %%

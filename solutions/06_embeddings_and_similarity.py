@@ -3,6 +3,10 @@
 The source of truth for `06_embeddings_and_similarity_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: dot = Retriever(multi, 'paragraph', 'dot', topk=1, embed_keys=['sparse']) and chars =
+Retriever(cmrc, 'paragraph', 'bm25_char', topk=1); for each question q, compare
+dot(q.question)[0] with chars(q.question)[0]: same text? their .score values?
 """
 
 # %%

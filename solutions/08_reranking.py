@@ -3,6 +3,11 @@
 The source of truth for `08_reranking_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: lexical = FeatureReranker(embedder=None); retrieve_all(kb,
+rerank_after(MultiRetriever(paragraph_paths(doc)), Reranker(model=lexical, topk=5))); then, per
+question, rank = gold_rank(ranking, q.paragraph): count rank == 1, and average ranking[rank -
+1].score where rank is not None.
 """
 
 # %%

@@ -3,6 +3,11 @@
 The source of truth for `09_multipath_rag_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: for each sample question q: best = offline_rag.reranker(q.question, candidates)[0],
+where the candidates are offline_rag.retriever(q.question) — for the second share without those
+whose metadata['file_name'] == q.file_name; the rule answers when term_coverage(q.question,
+best.text) >= MIN_COVERAGE.
 """
 
 # %%

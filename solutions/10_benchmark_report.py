@@ -3,6 +3,9 @@
 The source of truth for `10_benchmark_report_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: summaries = summary_document(kb); Retriever(summaries, 'summary', 'bm25_char', topk=5);
+small_to_big(retriever, summaries); then evaluate(kb, ...) and read recall@1 and recall@5.
 """
 
 # %%

@@ -3,6 +3,11 @@
 The source of truth for `12_knowing_when_to_say_no_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
+
+Method: for each max_wrong in MAX_WRONGS: result = cross_validate(trial_hard,
+trial_hard_signals, max_wrong=...); cost per question = COST_DECLINED where an answerable one is
+declined, COST_ANSWERED where an unanswerable one is not; choose the max_wrong with the lowest
+mean cost on trial, then compute that one's mean cost on dev_hard.
 """
 
 # %%

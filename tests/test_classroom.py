@@ -98,6 +98,7 @@ def test_the_release_checks_answers_without_the_solutions(tmp_path, monkeypatch)
     key = SolutionKey("01", expected, {"You used k=5.": {"recall_10": 0.989}})
     (tmp_path / f"01_evaluating_retrieval{KEY_SUFFIX}").write_text(
         key.hashed(iterations=100).to_json(), encoding="utf-8")
+    full_method = exercises.method("01")  # the clone's, before solutions/ is hidden
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv(exercises.SOLUTIONS_ENV, str(tmp_path / "empty"))
     monkeypatch.chdir(tmp_path)
@@ -109,10 +110,12 @@ def test_the_release_checks_answers_without_the_solutions(tmp_path, monkeypatch)
     # A release is graded: the hints stop before the whole method.
     steps = [exercises.check("01", recall_10=0.5, mrr_10=0.5).message for _ in range(3)]
     assert "Hint 1/2" in steps[0] and "Hint 2/2" in steps[2]
-    assert not any(exercises.EXERCISES["01"].hints[-1] in step for step in steps)
+    assert not any(full_method in step for step in steps)
+    assert "for the next one" in steps[0] and "for the next one" not in steps[2]
     assert "percentages" in exercises.check("01", recall_10=99.5, mrr_10=0.9771).message
     with pytest.raises(FileNotFoundError):  # the guard: a solution is not reachable here
         exercises.solution_file("02")
+    assert exercises.method("01") is None  # nor the method
 
 
 def _grades(course: Path) -> dict[tuple[str, str], tuple[float, float]]:

@@ -130,11 +130,15 @@ def assignment_notebook(exercise: str, key: SolutionKey) -> nbformat.NotebookNod
     _, solution = solution_cells(exercises.solution_file(exercise))
     points = len(exercises.EXERCISES[exercise].answers)
     for i, cell in enumerate(notebook.cells):
+        cell.metadata.pop("execution", None)  # the committed run's timestamps
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         if i == stub:
-            cell.source = (f"{cell.source.rstrip()}\n### BEGIN SOLUTION\n{solution[0]}\n"
-                           f"### END SOLUTION")
+            # nbgrader's own "# YOUR CODE HERE" replaces the solution in the release.
+            kept = [line for line in cell.source.rstrip().splitlines()
+                    if "YOUR CODE HERE" not in line]
+            cell.source = "\n".join([*kept, "### BEGIN SOLUTION", solution[0],
+                                      "### END SOLUTION"])
             cell.metadata.update(_marks(f"answer-{exercise}", solution=True, grade=False))
         elif i == checks[0]:
             cell.source = f"{cell.source.rstrip()}\n{_grading(exercise, key)}"
@@ -209,7 +213,9 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
         write_text_atomically(config, nbgrader_config(exchange))
     else:
         print(f"kept {config}: it is not the one this command wrote")
-    exchange.mkdir(parents=True, exist_ok=True)
+    if not exchange.exists():  # nbgrader wants every user able to write it
+        exchange.mkdir(parents=True)
+        exchange.chmod(0o777)
     names = []
     for exercise in exercises_:
         key = SolutionKey(exercise, exercises.expected_answers(exercise),

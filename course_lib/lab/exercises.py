@@ -14,8 +14,9 @@ not attempted (a stub left at ``None``; the notebook still runs), or wrong with 
   right ones as percentages are reported as such.
 * **Otherwise the hints come in steps**: the first failure shows the exercise's first hint,
   which names the idea and no code; the next failures (or :func:`hint`) show the next
-  ones; the last step is the whole method. In graded mode (an nbgrader autograde or
-  validate run, or ``graded(True)``) the last step is never shown.
+  ones; the last step is the whole method, read from the worked solution. In graded mode
+  (a classroom release, an nbgrader autograde or validate run, or ``graded(True)``) the
+  method is never shown — and a release does not carry it.
 
 In the generated solution notebooks ``strict(True)`` turns a failed check into an
 ``AssertionError``, so CI fails when a solution and its check disagree.
@@ -27,6 +28,7 @@ False
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
@@ -74,8 +76,10 @@ def solutions_folder() -> Path:
 @dataclass(frozen=True)
 class Exercise:
     """The answers' names, the hints in the order they are shown (the first names the idea,
-    the last is the whole method), and the tolerance for numbers (see
-    :func:`course_lib.lab.answer_keys.agree`)."""
+    the next says where to look), and the tolerance for numbers (see
+    :func:`course_lib.lab.answer_keys.agree`). The last step, the whole method, is not here:
+    it is the ``Method:`` paragraph of the worked solution's docstring (:func:`method`), so
+    a copy of the course without ``solutions/`` cannot show it."""
 
     answers: tuple[str, ...]
     hints: tuple[str, ...]
@@ -88,23 +92,19 @@ EXERCISES: dict[str, Exercise] = {
         "gold paragraph is that one; the answer pairs its file's name with that count.",
         "The knowledge base lists its paragraphs and its questions, and each question knows its "
         "paragraph and its file: compare texts, not positions.",
-        "max(kb.paragraphs, key=len), then count the questions whose paragraph it is; the tuple "
-        "is (file_name, count).")),
+    )),
     "01": Exercise(("recall_10", "mrr_10"), (
         "The same evaluation as for the top 5, with a longer list: the retriever has to return "
         "10 paragraphs, and both metrics are read at 10.",
         "The Retriever's topk sets how many paragraphs come back; evaluate takes the cut-offs to "
         "report (ks) and returns recall@k and mrr@k for each.",
-        "a Retriever with topk=10, then evaluate(kb, retriever, ks=(5, 10)).")),
+    )),
     "02": Exercise(("plain_share", "sub_share"), (
         "A pair counts only when both of its gold paragraphs are among the paragraphs returned, "
         "and both methods return two paragraphs per pair, so the comparison is fair.",
         "Plain: BM25 with topk=2 on the glued question. Rewritten: SubQuestionRetriever with "
         "OfflineLLM() over a BM25 retriever with topk=1, one paragraph per sub-question.",
-        "bm25 = lambda k: Retriever(doc, 'paragraph', 'bm25_chinese', topk=k); for each pair "
-        "(a, b), texts = {n.text for n in retrieve(a.question + b.question)}; it counts when "
-        "a.paragraph in texts and b.paragraph in texts; share = count / len(pairs), for "
-        "retrieve = bm25(2) and retrieve = SubQuestionRetriever(bm25(1), OfflineLLM()).")),
+    )),
     "03": Exercise(("tiny_span_recall_5", "tiny_context_relevance_1"), (
         "A new, smaller chunk size is a new node group: cut the paragraphs into chunks of 64 "
         "characters that overlap by 8, retrieve chunks with BM25, and measure them with span "
@@ -112,45 +112,34 @@ EXERCISES: dict[str, Exercise] = {
         "create_node_group on the fresh tiny_doc with a SentenceSplitter as its transform; a "
         "Retriever on that group; evaluate with span_recall=True gives span_recall@5 and "
         "context_relevance@1.",
-        "on a fresh knowledge_base_document(kb): create_node_group('TinyChunk', transform="
-        "SentenceSplitter, chunk_size=64, chunk_overlap=8), then evaluate(kb, Retriever(..., "
-        "'TinyChunk', 'bm25_chinese', topk=5), span_recall=True) and read span_recall@5 and "
-        "context_relevance@1.")),
+    )),
     "04": Exercise(("in_context_recall_1", "in_context_recall_5"), (
         "Each unit is one sentence with its paragraph's first sentence in front of it; search "
         "the units, then hand back the paragraphs they came from, small to big.",
         "A NodeTransform subclass turns one paragraph into a list of texts; create_node_group "
         "with parent='paragraph' builds the group, and small_to_big retrieves units and returns "
         "their paragraphs.",
-        "a NodeTransform returning [first] + [first + s for s in the other sentences], as group "
-        "'in_context' under 'paragraph' on a fresh knowledge_base_document(kb); then evaluate(kb, "
-        "small_to_big('in_context', document)): 20 units, their paragraphs, keep 5.")),
+    )),
     "05": Exercise(("lead_recall_1", "lead_recall_5"), (
         "The lead is one sentence per block, its first: retrieve leads, return the blocks they "
         "lead, and measure that as for the other groups.",
         "A group under 'block' whose transform keeps only the first of split_sentences(text); "
         "to_blocks retrieves through a group and hands back blocks.",
-        "lead_doc.create_node_group('lead', parent='block', transform=lambda text: "
-        "split_sentences(text)[:1]), then evaluate(kb, to_blocks('lead', doc=lead_doc)) and read "
-        "recall@1 and recall@5.")),
+    )),
     "06": Exercise(("same_first_share", "mean_first_score", "largest_score_gap"), (
         "Compare two retrievers question by question, each keeping one paragraph: one scores by "
         "the dot product of sparse character vectors, the other by BM25 over characters. Count "
         "agreements, average one score, and find the widest gap between the two scores.",
         "The dot retriever works on the document with two embed keys, through the sparse key "
         "only; the BM25 one is like chars above. Each returns nodes with a text and a score.",
-        "dot = Retriever(multi, 'paragraph', 'dot', topk=1, embed_keys=['sparse']) and chars = "
-        "Retriever(cmrc, 'paragraph', 'bm25_char', topk=1); for each question q, compare "
-        "dot(q.question)[0] with chars(q.question)[0]: same text? their .score values?")),
+    )),
     "07": Exercise(("best_cut_off", "recall_at_best", "relevance_at_best"), (
-        "A choice under a constraint: first keep only the cut-offs whose recall@5 meets the rule, "
-        "then, among those, take the one with the most context relevance@5. Search the fine grid "
-        "of the exercise, not the coarse one above.",
-        "cut_off_sweep gives one row per cut-off, with its recall@5 and its "
-        "context_relevance@5: filter the rows by the rule, then take the best of what is left.",
-        "sweep = cut_off_sweep(kb.questions, cosine_rankings, cut_offs) over the 0.001 grid of "
-        "the cell; among the rows whose recall@5 is at least 0.90, the one with the highest "
-        "context_relevance@5.")),
+        "A choice under a constraint: first keep only the cut-offs whose recall@5 meets the "
+        "rule, then, among those, take the one with the most context relevance@5. Search the "
+        "fine grid of the exercise, not the coarse one above.",
+        "cut_off_sweep gives one row per cut-off, with its recall@5 and its context_relevance@5: "
+        "filter the rows by the rule, then take the best of what is left.",
+    )),
     "08": Exercise(("lexical_first", "gold_mean_score"), (
         "Keep everything of the full reranking pipeline except the two dense signals: the same "
         "three retrieval paths, five results. Then look for the gold paragraph in each list: how "
@@ -158,10 +147,7 @@ EXERCISES: dict[str, Exercise] = {
         "FeatureReranker without an embedder has only the lexical features; Reranker wraps it "
         "with a topk; rerank_after puts it behind MultiRetriever(paragraph_paths(doc)); "
         "gold_rank finds the gold paragraph's place in a list.",
-        "lexical = FeatureReranker(embedder=None); retrieve_all(kb, rerank_after(MultiRetriever("
-        "paragraph_paths(doc)), Reranker(model=lexical, topk=5))); then, per question, rank = "
-        "gold_rank(ranking, q.paragraph): count rank == 1, and average ranking[rank - 1].score "
-        "where rank is not None.")),
+    )),
     "09": Exercise(("kept_answerable", "refused_unanswerable"), (
         "One rule, two situations: apply it to each question's best candidate when the knowledge "
         "base holds the answer, and again after taking the gold paragraph's file out of the "
@@ -169,19 +155,14 @@ EXERCISES: dict[str, Exercise] = {
         "The best candidate is the reranker's first of what the retriever returned; the rule "
         "answers when term_coverage of the question in that text reaches MIN_COVERAGE; a "
         "question with no candidate left is refused.",
-        "for each sample question q: best = offline_rag.reranker(q.question, candidates)[0], "
-        "where the candidates are offline_rag.retriever(q.question) — for the second share "
-        "without those whose metadata['file_name'] == q.file_name; the rule answers when "
-        "term_coverage(q.question, best.text) >= MIN_COVERAGE.")),
+    )),
     "10": Exercise(("char_summary_recall_1", "char_summary_recall_5"), (
         "A new row from parts the report already uses: a summary per paragraph, matched on "
-        "characters instead of words, each summary handing back its paragraph before the "
-        "metrics are read.",
+        "characters instead of words, each summary handing back its paragraph before the metrics "
+        "are read.",
         "summary_document builds the summaries; a Retriever over its 'summary' group with the "
         "bm25_char similarity; small_to_big hands back paragraphs; evaluate reads the recalls.",
-        "summaries = summary_document(kb); Retriever(summaries, 'summary', 'bm25_char', topk=5); "
-        "small_to_big(retriever, summaries); then evaluate(kb, ...) and read recall@1 and "
-        "recall@5.")),
+    )),
     "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), (
         "An approximate index is measured against the exact one: for each question, the share of "
         "the exact search's 10 neighbours that the approximate search returns too. Then walk up "
@@ -189,21 +170,15 @@ EXERCISES: dict[str, Exercise] = {
         "Embed the questions as queries, not as passages; build one DenseVectors with the faiss "
         "backend and one with hnsw at each ef_search; search returns ids and scores, and only "
         "the ids are compared.",
-        "questions embedded with default_embedder().embed_queries(...); for each, the neighbours "
-        "that DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) shares with "
-        "backend='faiss' (exact); sum, divide by 10 × 1,000; ef_search 10, 20, 32, 64, 128.")),
+    )),
     "12": Exercise(("chosen_max_wrong", "dev_cost"), (
         "A cost is a weighted count of the two errors: declining a question the knowledge base "
-        "can answer, and answering one it cannot. Choose the setting with the lowest mean cost on "
-        "trial, and only then measure that one setting on dev.",
+        "can answer, and answering one it cannot. Choose the setting with the lowest mean cost "
+        "on trial, and only then measure that one setting on dev.",
         "cross_validate gives, per question, whether it was declined and whether it is "
         "answerable; the costs are COST_DECLINED and COST_ANSWERED; run it once per value of "
         "MAX_WRONGS on trial_hard, and once more on dev_hard.",
-        "for each max_wrong in MAX_WRONGS: result = cross_validate(trial_hard, "
-        "trial_hard_signals, max_wrong=...); cost per question = COST_DECLINED where an "
-        "answerable one is declined, COST_ANSWERED where an unanswerable one is not; choose the "
-        "max_wrong with the lowest mean cost on trial, then compute that one's mean cost on "
-        "dev_hard.")),
+    )),
 }
 
 _STRICT: list[bool] = [False]
@@ -305,20 +280,40 @@ def _is_graded(exercise: str) -> bool:
         _released_key(exercise) is not None
 
 
+def method(exercise: str) -> str | None:
+    """The worked solution's method in one paragraph — its docstring's ``Method:`` part, read
+    without running it — or ``None`` where ``solutions/`` is not at hand.
+
+    >>> method("01")
+    'a Retriever with topk=10, then evaluate(kb, retriever, ks=(5, 10)).'
+    """
+    try:
+        source = solution_file(exercise).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    found = [part for part in docstring.split("\n\n") if part.startswith("Method: ")]
+    return " ".join(found[0].removeprefix("Method: ").split()) if found else None
+
+
 def _next_hint(exercise: str) -> str:
-    """The next step of the exercise's hints (the last allowed one stays), counted per kernel."""
-    hints = EXERCISES[exercise].hints
-    last = len(hints) - 1 if _is_graded(exercise) else len(hints)
-    step = min(_HINTS_SHOWN.get(exercise, 0) + 1, last)
+    """The next step of the exercise's hints (the last allowed one stays), counted per kernel:
+    the exercise's hints, then — self-paced only — the worked solution's method."""
+    steps = list(EXERCISES[exercise].hints)
+    if not _is_graded(exercise):
+        steps += [text for text in (method(exercise),) if text]
+    step = min(_HINTS_SHOWN.get(exercise, 0) + 1, len(steps))
     _HINTS_SHOWN[exercise] = step
-    more = (f' — check again, or run hint("{exercise}"), for the next one'
-            if step < last else "")
-    return f"Hint {step}/{last}: {hints[step - 1]}{more}"
+    more = ""
+    if step < len(steps) and not os.environ.get("NBGRADER_EXECUTION"):  # not in feedback
+        more = f' — check again, or run hint("{exercise}"), for the next one'
+    return f"Hint {step}/{len(steps)}: {steps[step - 1]}{more}"
 
 
 def hint(exercise: str) -> None:
     """Print the exercise's next hint: the first names the idea, the last gives the method
-    (never shown in graded mode). Failed checks move through the same steps.
+    (never in graded mode, nor without ``solutions/``). Failed checks move through the same
+    steps.
 
     >>> _ = _HINTS_SHOWN.pop("01", None)
     >>> hint("01")  # doctest: +ELLIPSIS
