@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce test test-reproducible unit notebooks lab lint bench sync report clean-cache
+.PHONY: help venv data reproduce test test-reproducible unit notebooks lab lint classroom bench bench-notebooks sync report clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
@@ -18,7 +18,10 @@ help:
 	@echo "make lint       - ruff, and the architecture contracts (import-linter, pyproject.toml)"
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
 	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
+	@echo "make classroom  - an nbgrader course in classroom/ and its student release (docs/teaching.md)"
 	@echo "make bench      - cost vs corpus size (1k-1M nodes), ratios in one run -> benchmarks/"
+	@echo "                  then bench-notebooks"
+	@echo "make bench-notebooks - each notebook's kernel: peak RSS, CPU, wall of a Run All"
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version' 
@@ -76,9 +79,23 @@ sync: data
 	cd solutions && for nb in *_solutions.ipynb; do \
 	  ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace "$$nb" || exit 1; done
 
+# A classroom lab: an nbgrader course folder (source/: notebooks with their solutions and
+# graded checks; release/: the student copies, made by nbgrader). Nothing in it is deleted.
+# EXERCISES="07 08": only those; EXCHANGE=/srv/nbgrader/exchange: a shared server's exchange;
+# SELF_CHECK=0: releases that check nothing (an exam). What follows: docs/teaching.md.
+classroom: data
+	$(PY) -m course_lib classroom --out classroom $(foreach e,$(EXERCISES),--exercise $(e)) \
+	  $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(filter 0,$(SELF_CHECK)),--no-self-check)
+
 # Speed is measured here, as ratios within one run - never by timed unit tests.
 bench: data
 	$(PY) benchmarks/run.py
+	$(MAKE) bench-notebooks
+
+# Peak resident memory and CPU seconds of each notebook's kernel (a Run All, one at a time,
+# on the warm cache) -> benchmarks/notebook_resources.json. NOTEBOOKS="07 08": only those.
+bench-notebooks: data
+	$(PY) benchmarks/notebooks.py $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
 
 # ruff, then import-linter: the ideas never import lab/, _support/ imports nothing of the
 # course, no import cycles (the contracts are in pyproject.toml).

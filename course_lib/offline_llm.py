@@ -25,9 +25,9 @@ import logging
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import jieba
-import jieba.analyse
 import numpy as np
 
 from .ranking import best_first
@@ -93,7 +93,18 @@ def tfidf_keywords(text: str, limit: int = 8) -> list[str]:
 def _tfidf_keywords(text: str, limit: int) -> tuple[str, ...]:
     # Pseudo-relevance feedback asks for the same top paragraph's keywords again and again
     # (an evaluation of 1,000 questions meets ~250 paragraphs): jieba is the cost, so cache.
-    return tuple(jieba.analyse.extract_tags(text, topK=limit))
+    return tuple(tfidf_table().extract_tags(text, topK=limit))
+
+
+def tfidf_table() -> Any:
+    """jieba's default TF-IDF extractor (its idf table, stop words and tokenizer), imported
+    on first use: ``jieba.analyse`` loads its idf table and, through ``jieba.posseg``, the
+    part-of-speech table at import — about 100 MB of memory that a process which never
+    asks for keywords need not hold (:class:`course_lib.llm.OfflineLLM` loads it when
+    created)."""
+    import jieba.analyse
+
+    return jieba.analyse.default_tfidf
 
 
 def tfidf_keywords_of(texts: Sequence[str], limit: int = 8) -> list[str]:
@@ -110,7 +121,7 @@ def tfidf_keywords_of(texts: Sequence[str], limit: int = 8) -> list[str]:
     >>> tfidf_keywords_of(["长城东起山海关。", "长城是世界文化遗产。"], limit=1)
     ['长城']
     """
-    table = jieba.analyse.default_tfidf
+    table = tfidf_table()
     freq: dict[str, float] = {}
     for text in texts:
         for word in _keyword_candidates(text):
@@ -123,7 +134,7 @@ def tfidf_keywords_of(texts: Sequence[str], limit: int = 8) -> list[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _keyword_candidates(text: str) -> tuple[str, ...]:
-    table = jieba.analyse.default_tfidf
+    table = tfidf_table()
     return tuple(w for w in table.tokenizer.cut(text)
                  if len(w.strip()) >= 2 and w.lower() not in table.stop_words)
 

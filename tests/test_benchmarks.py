@@ -39,3 +39,26 @@ def test_tiny_run_writes_the_published_keys(tmp_path):
     for key in ("rss_mb_at_checkpoint", "rss_mb_at_end", "rss_growth_mb", "memory_flat",
                 "jieba_cache_entries", "reranker_cache_entries"):
         assert key in memory
+
+
+NB_SPEC = importlib.util.spec_from_file_location(
+    "bench_notebooks", Path(__file__).resolve().parent.parent / "benchmarks" / "notebooks.py")
+bench_notebooks = importlib.util.module_from_spec(NB_SPEC)
+NB_SPEC.loader.exec_module(bench_notebooks)
+
+
+def test_notebook_harness_reads_a_process_and_selects_notebooks():
+    import os
+
+    pid = os.getpid()  # this process stands in for a kernel: the same /proc files
+    assert bench_notebooks.proc_status_kb(pid, "VmHWM") >= bench_notebooks.proc_status_kb(
+        pid, "VmRSS") > 0
+    assert bench_notebooks.proc_cpu_s(pid) > 0
+    chosen = bench_notebooks.select(["07", "08"])
+    assert [p.name[:2] for p in chosen] == ["07", "08"]
+    assert len(bench_notebooks.select(None)) >= 13
+    table = bench_notebooks.table({"kernel start-up": {"peak_rss_mb": 53.2, "cpu_s": 0.31,
+                                                       "wall_s": 0.01},
+                                   "07_x": {"error": "boom"}})
+    assert "| kernel start-up | 53 | 0.3 | 0.0 |" in table and "| 07_x | failed |" in table
+    assert {"cores", "total_ram_gb", "OMP_NUM_THREADS"} <= set(bench_notebooks.machine())

@@ -66,6 +66,8 @@ def grid(value: Any, tolerance: float) -> Any:
     >>> grid((0.2504, "a.txt", 3), 1e-3)
     ['t', [['n', 250], ['s', 'a.txt'], ['n', 3000]]]
     """
+    if not tolerance > 0:
+        raise ValueError(f"tolerance must be a positive number, got {tolerance!r}")
     if isinstance(value, bool) or value is None:
         return ["v", repr(value)]
     if is_number(value, allow_nan=True):

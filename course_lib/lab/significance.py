@@ -38,7 +38,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import beta
 
 CONFIDENCE = 0.95
 RESAMPLES = 10_000  # bootstrap / randomization draws: the 3rd decimal of an interval is stable
@@ -83,6 +82,8 @@ def proportion_interval(successes: int, n: int, confidence: float = CONFIDENCE
         raise ValueError(f"successes and n must be whole numbers, got {successes!r} and {n!r}")
     if n < 1 or not 0 <= successes <= n:
         raise ValueError(f"need 0 ≤ successes ≤ n and n ≥ 1, got successes={successes}, n={n}")
+    from scipy.stats import beta  # here: importing scipy.stats costs ~50 MB of memory
+
     alpha = 1 - _check_confidence(confidence)
     low = 0.0 if successes == 0 else float(beta.ppf(alpha / 2, successes, n - successes + 1))
     high = 1.0 if successes == n else float(beta.isf(alpha / 2, successes + 1, n - successes))
