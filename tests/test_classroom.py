@@ -6,7 +6,7 @@ The whole flow runs three assignments × three simulated students (about 2 minut
 cores: nbgrader executes each submitted notebook in full). Its commands run nbgrader's own
 command-line application (``NbGraderApp``, what the ``nbgrader`` command starts) in this
 process, with the commands' arguments: the same code, without 3 s of start-up per command
-(28 commands). ``build_classroom`` runs ``nbgrader generate_assignment`` as a separate process,
+(25 commands). ``build_classroom`` runs ``nbgrader generate_assignment`` as a separate process,
 as ``make classroom`` does.
 """
 
