@@ -4,11 +4,12 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+SITE_STAMP := $(VENV)/.site-installed
 # Keep BLAS/torch from oversubscribing small machines (2 cores in CI).
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce test test-reproducible unit notebooks lab lint classroom bench bench-notebooks sync report clean-cache
+.PHONY: help venv data reproduce test test-reproducible unit notebooks lab lint classroom bench bench-notebooks sync report site site-test clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
@@ -19,6 +20,8 @@ help:
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
 	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
 	@echo "make classroom  - an nbgrader course in classroom/ and its student release (docs/teaching.md)"
+	@echo "make site       - the course as a website in _build/site/html (committed outputs, offline)"
+	@echo "make site-test  - make site, then the site in Chromium (pictures, math, search, no network)"
 	@echo "make bench      - cost vs corpus size (1k-1M nodes), ratios in one run -> benchmarks/"
 	@echo "                  then bench-notebooks"
 	@echo "make bench-notebooks - each notebook's kernel: peak RSS, CPU, wall of a Run All"
@@ -49,7 +52,8 @@ reproduce: data
 # last, so that the notebooks before it have filled the data cache. Without Chromium it is
 # skipped, saying so - except under CI, where that is a failure.
 test: data
-	$(PY) -m pytest --doctest-modules course_lib tests notebooks solutions browser_tests --nbval
+	$(PY) -m pytest --doctest-modules course_lib tests notebooks solutions browser_tests --nbval \
+	  --ignore=browser_tests/test_site_in_browser.py
 
 # Slow (a few minutes once `make test` has filled the cache): reproduce under two other BLAS
 # kernels / thread counts / hash seeds must print the README's table (USE embedded afresh on
@@ -100,8 +104,24 @@ bench-notebooks: data
 # ruff, then import-linter: the ideas never import lab/, _support/ imports nothing of the
 # course, no import cycles (the contracts are in pyproject.toml).
 lint: $(STAMP)
-	$(VENV)/bin/ruff check course_lib tests benchmarks tools solutions/*.py browser_tests
+	$(VENV)/bin/ruff check course_lib tests benchmarks tools solutions/*.py browser_tests site
 	$(VENV)/bin/lint-imports --no-cache
+
+# The course as a website: the README as landing page, lessons 00-12 with their committed
+# outputs (nothing is executed), the library's reading guide, the teacher's guide, the report.
+# Warnings are errors, then every internal link and anchor is checked (tools/build_site.py).
+# Its packages (requirements-site.txt) are installed here only: learners never need them.
+$(SITE_STAMP): $(STAMP) requirements-site.txt
+	$(PY) -m pip install --quiet -c constraints.txt -r requirements-site.txt
+	touch $(SITE_STAMP)
+
+site: $(SITE_STAMP)
+	$(PY) tools/build_site.py
+
+# The built site in Chromium (browser_tests/test_site_in_browser.py): pictures, math, search,
+# the sidebar, folded solutions, no console error, no request that leaves the machine.
+site-test: site
+	$(PY) -m pytest browser_tests/test_site_in_browser.py
 
 clean-cache:
 	rm -rf data/cache

@@ -1,0 +1,94 @@
+"""Sphinx configuration of the course's website: `make site` (tools/build_site.py stages the pages).
+
+Jupyter Book's Sphinx stack: myst-parser for Markdown, myst-nb for the notebooks, the
+sphinx-book-theme. The notebooks are never executed here: the site shows the outputs that are
+committed, the ones CI verified. Everything a page needs is served from the site itself — no
+CDN: MathJax is copied from the sphinx-mathjax-offline package, the theme bundles its fonts,
+and widgets (which need a running kernel) show the sentence they print without one.
+"""
+
+from __future__ import annotations
+
+import shutil
+from importlib.metadata import distribution
+from pathlib import Path
+
+from sphinx.search.zh import SearchChinese
+
+project = "Upgrading the recall of a RAG system"
+author = "the course's authors"
+copyright = "the course's authors"  # noqa: A001 - Sphinx's setting has this name
+language = "en"
+root_doc = "index"
+
+extensions = ["myst_nb", "sphinx_design", "sphinx.ext.mathjax"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+suppress_warnings: list[str] = []
+
+# --- Markdown and notebooks -----------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3          # `[text](#a-heading)` links to headings work, checked
+nb_execution_mode = "off"         # the committed outputs, as CI verified them
+nb_merge_streams = True           # one block per cell, as in JupyterLab
+# A saved widget is drawn by JavaScript from a CDN; a static site shows what the widget
+# says without a kernel (its text/plain: "run the cell in Jupyter to use it ...").
+nb_ipywidgets_js: dict[str, dict[str, str]] = {}
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+
+# --- Math without a CDN -----------------------------------------------------------------------
+mathjax_path = "mathjax/tex-chtml.js"
+MATHJAX_PARTS = ("tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions", "ui",
+                 "a11y")
+
+# --- Search: the pages mix English and Chinese; jieba cuts the Chinese into words ------------
+html_search_language = "zh"
+
+# --- Theme --------------------------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "RAG recall, upgraded"
+html_static_path = ["_static"]
+html_css_files = ["course.css"]
+html_copy_source = False          # no _sources/ copies of the notebooks (size)
+html_show_sourcelink = False
+html_last_updated_fmt = None
+html_favicon = "_static/favicon.svg"  # else the browser asks for /favicon.ico: a 404
+html_context = {"default_mode": "light"}  # else the theme logs "invalid theme mode" at first
+html_theme_options = {
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+    "use_download_button": False,
+    "use_fullscreen_button": False,
+    "use_repository_button": False,
+    "navigation_with_keys": False,
+}
+
+
+def _copy_mathjax(app, exception) -> None:  # type: ignore[no-untyped-def]
+    """Copy the parts of MathJax 3 that tex-chtml.js loads into ``_static/mathjax/``."""
+    if exception is not None:
+        return
+    # The package ships MathJax 3 as data (its folder name has a hyphen: not importable).
+    source = Path(distribution("sphinx-mathjax-offline").locate_file(
+        "sphinx-mathjax-offline/static/mathjax"))
+    target = Path(app.outdir) / "_static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        if (source / part).is_dir():
+            shutil.copytree(source / part, target / part, dirs_exist_ok=True)
+        else:
+            (target / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / part, target / part)
+
+
+class _SearchChinese(SearchChinese):
+    """Sphinx 9.0's Chinese search, its JavaScript stemmer named right.
+
+    Sphinx 9.0 ends language_data.js with ``window.Stemmer = <language_name>Stemmer``, and the
+    Chinese search ships the English stemmer (for Latin words): ``ChineseStemmer`` does not
+    exist, the search page fails with "ChineseStemmer is not defined" and finds nothing."""
+
+    language_name = "English"
+
+
+def setup(app):  # type: ignore[no-untyped-def]
+    app.add_search_language(_SearchChinese)
+    app.connect("build-finished", _copy_mathjax)

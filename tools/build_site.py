@@ -1,0 +1,300 @@
+"""`make site`: the course as a website, from the committed notebooks — nothing is re-executed.
+
+The pages are staged from the repository's own files into ``_build/site/src`` and built by
+Sphinx (myst-nb, sphinx-book-theme; configuration in ``site/conf.py``) into
+``_build/site/html``, with warnings as errors; then every internal link and anchor is checked
+(`site_links`). The staged sources:
+
+====================================  ========================================================
+``index.md``                          the README — the landing page; its notebook table links
+                                      to the lessons
+``lessons.md``                        the table of contents: each lesson with its time and
+                                      learning goals, read from the notebook's first cell
+``notebooks/NN_name.ipynb``           the notebooks with their committed outputs; after each
+                                      exercise's check, the worked solution in a folded block
+                                      (from ``solutions/NN_name.py``, the single source)
+``library.md``, ``library/…``         the README's reading guide to ``course_lib``, and each
+                                      module's source on a page of its own
+``docs/teaching.md``                  the teacher's guide
+``report.ipynb``                      ``docs/report.html``'s content: notebook 10 without code
+====================================  ========================================================
+
+    python tools/build_site.py            # stage, build, check links -> _build/site/html
+    python tools/build_site.py --out DIR  # elsewhere (DIR/src, DIR/html, DIR/doctrees)
+
+Staged files are rewritten only when their content changes, so a second build is incremental.
+Only files this tool staged are ever removed (those it no longer stages, listed in the staging
+folder's manifest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+from line_counts import MORE_IDEAS, READING_PATH  # noqa: E402
+from site_links import check_site  # noqa: E402
+
+from course_lib.lab.classroom import solution_cells  # noqa: E402
+from course_lib.lab.exercises import method  # noqa: E402
+
+MANIFEST = ".staged-by-tools-site.json"
+CHECK_CALL = re.compile(r'^check\("(\d\d)"', re.MULTILINE)
+SOLUTION_POINTER = re.compile(r"\*\(Solution:\s+`solutions/\w+_solutions\.ipynb`\.\)\*")
+
+
+# --- what a lesson says about itself ---------------------------------------------------------
+def lesson_summary(notebook: Path) -> dict[str, str]:
+    """Title, time and learning goals, as the notebook's first cell states them.
+
+    >>> summary = lesson_summary(ROOT / "notebooks" / "07_similarity_thresholds.ipynb")
+    >>> summary["title"], summary["time"]
+    ('07 · Similarity thresholds', 'about 40 minutes')
+    >>> summary["goals"].splitlines()[0][:60]
+    '1. explain what a similarity cut-off does to recall and to c'
+    """
+    first = nbformat.read(notebook, as_version=4).cells[0]
+    text = first.source if first.cell_type == "markdown" else ""
+    title = re.match(r"# (.+)", text)
+    time_ = re.search(r"\*\*Time:\*\* *([^.;]+)", text)
+    goals = re.search(r"\*\*Learning goals\*\*[^\n]*\n((?:(?:\d+\.| ) .*\n?)+)", text)
+    if not (title and time_ and goals):
+        raise ValueError(f"{notebook.name}: its first cell must hold a '# title', a '**Time:**' "
+                         "and a numbered '**Learning goals**' list")
+    return {"title": title.group(1).strip(), "time": " ".join(time_.group(1).split()),
+            "goals": goals.group(1).rstrip()}
+
+
+def notebooks() -> list[Path]:
+    found = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if not found:
+        raise FileNotFoundError(f"no notebooks in {ROOT / 'notebooks'}")
+    return found
+
+
+# --- the pages -------------------------------------------------------------------------------
+def _fence(text: str, at_least: int = 3) -> str:
+    """A backtick fence longer than any run of backticks in ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(at_least, longest + 1)
+
+
+def solution_block(notebook: Path) -> str:
+    """The folded worked solution of a notebook's exercise (MyST, sphinx-design's dropdown)."""
+    solution = ROOT / "solutions" / f"{notebook.stem}.py"
+    _, cells = solution_cells(solution)
+    code_fence = _fence(cells[0])
+    how = method(notebook.name[:2])
+    body = (f"**Method.** {how}\n\n" if how else "") + \
+        f"{code_fence}python\n{cells[0]}\n{code_fence}\n\n" \
+        f"From `solutions/{solution.name}`, the single source of truth; `make sync` runs it " \
+        "and checks that it passes the check above."
+    fence = _fence(body, at_least=4)
+    return (f"{fence}{{dropdown}} Worked solution — open it once you have tried\n"
+            f":class-container: worked-solution\n\n{body}\n{fence}")
+
+
+def lesson_notebook(notebook: Path) -> nbformat.NotebookNode:
+    """The notebook as the site shows it: committed outputs, the worked solution folded after
+    the exercise's check, no saved widget state (a static page cannot run a widget)."""
+    lesson = nbformat.read(notebook, as_version=4)
+    lesson.metadata.pop("widgets", None)
+    checks = [i for i, cell in enumerate(lesson.cells)
+              if cell.cell_type == "code" and CHECK_CALL.search(cell.source)]
+    if len(checks) != 1:
+        raise ValueError(f"{notebook.name}: expected one exercise check cell, found {len(checks)}")
+    # A fixed cell id: the staged file is the same on every run (an incremental build).
+    block = nbformat.v4.new_markdown_cell(solution_block(notebook), id="worked-solution")
+    lesson.cells.insert(checks[0] + 1, block)
+    for cell in lesson.cells:  # the exercise's pointer to the solution notebook, for the site
+        if cell.cell_type == "markdown":
+            cell.source = SOLUTION_POINTER.sub("*(Worked solution: folded below the check.)*",
+                                               cell.source)
+    return lesson
+
+
+def report_notebook(notebook: Path) -> nbformat.NotebookNode:
+    """``docs/report.html``'s content (``make report``: notebook 10 exported without its code)."""
+    report = nbformat.read(notebook, as_version=4)
+    report.metadata.pop("widgets", None)
+    for cell in report.cells:
+        if cell.cell_type == "code":
+            tags = "remove-input" if cell.get("outputs") else "remove-cell"
+            cell.metadata.setdefault("tags", []).append(tags)
+    title = report.cells[0].source.splitlines()[0]
+    report.cells[0].source = report.cells[0].source.replace(
+        title, "# The benchmark report\n\n*This page is `docs/report.html` (written by `make "
+        "report`): notebook 10's text and outputs without its code. The notebook with its code: "
+        f"[{title.removeprefix('# ')}](notebooks/{notebook.name}).*", 1)
+    return report
+
+
+def landing_page() -> str:
+    """The README, its notebook table's names linked to the lessons, and the site's contents."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for notebook in notebooks():
+        readme = readme.replace(f"| `{notebook.stem}` |",
+                                f"| [{notebook.stem}](notebooks/{notebook.name}) |")
+    lessons = "\n".join(f"notebooks/{notebook.stem}" for notebook in notebooks())
+    return (readme.rstrip() + "\n\n```{toctree}\n:hidden:\n:caption: Lessons\n\n"
+            f"lessons\n{lessons}\n```\n\n```{{toctree}}\n:hidden:\n:caption: Reference\n\n"
+            "library\ndocs/teaching\nreport\n```\n")
+
+
+def lessons_page() -> str:
+    parts = ["# Lessons: goals and time\n",
+             "The thirteen notebooks, in the order to take them. Each states what you will be "
+             "able to do after it and how long it takes; the times are the notebooks' own. Each "
+             "ends with an exercise (its worked solution folded below the check) and review "
+             "questions.\n"]
+    for notebook in notebooks():
+        summary = lesson_summary(notebook)
+        parts.append(f"## [{summary['title']}](notebooks/{notebook.name})\n\n"
+                     f"**Time:** {summary['time']}. After it you can:\n\n{summary['goals']}\n")
+    return "\n".join(parts)
+
+
+def library_modules() -> list[Path]:
+    """Every module of ``course_lib``, in reading order: the package, the reading path, the
+    other ideas, then ``lab/``, ``store/``, ``_support/`` in the README's order."""
+    package = ROOT / "course_lib"
+    order = [package / "__init__.py"] + [package / f"{name}.py"
+                                         for name in (*READING_PATH, *MORE_IDEAS)]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for part in ("lab", "store", "_support"):
+        named = re.findall(r"`(\w+)\.py`", readme.split(f"(`course_lib/{part}/`", 1)[1]
+                           .split("\n\n**", 1)[0])
+        order += [package / part / f"{name}.py" for name in dict.fromkeys(named)]
+    everything = sorted(package.rglob("*.py"))
+    order += [path for path in everything if path not in order]
+    missing = [path for path in order if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"the README names modules that do not exist: {missing}")
+    return order
+
+
+def _module_page(path: Path) -> str:
+    relative = path.relative_to(ROOT).as_posix()
+    source = path.read_text(encoding="utf-8")
+    fence = _fence(source)
+    return (f"# `{relative}`\n\n{len(source.splitlines()):,} lines.\n\n"
+            f"{fence}python\n{source.rstrip()}\n{fence}\n")
+
+
+def _page_name(path: Path) -> str:
+    return "library/" + path.relative_to(ROOT / "course_lib").with_suffix("").as_posix()
+
+
+def library_page(modules: list[Path]) -> str:
+    """The README's section on the library, each module in its tables linked to its source."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## The library, `course_lib`\n", 1)[1].split("\n## ", 1)[0]
+    pages = {path.relative_to(ROOT / "course_lib").as_posix(): _page_name(path)
+             for path in modules}
+    lines, part = [], ""
+    for line in section.splitlines():
+        found = re.search(r"\(`course_lib/(\w+)/`", line)
+        if line.startswith("**") and found:
+            part = found.group(1) + "/"
+        elif line.startswith("**The ideas**"):
+            part = ""
+        if line.startswith("| `"):
+            first, rest = line[2:].split(" |", 1)
+            first = re.sub(r"`(\w+\.py)`", lambda m, part=part:
+                           f"[`{m.group(1)}`]({pages[part + m.group(1)]}.md)", first)
+            line = f"| {first} |{rest}"
+        lines.append(line)
+    toctree = "\n".join(_page_name(path) for path in modules)
+    return ("# The library, `course_lib`: a reading guide\n" + "\n".join(lines).rstrip() +
+            "\n\nEvery module, in this order (a link above, or the list below, opens its "
+            "source):\n\n```{toctree}\n:maxdepth: 1\n\n" + toctree + "\n```\n")
+
+
+def staged_files() -> dict[str, str]:
+    """Every source file of the site: its path under the staging folder → its content."""
+    files = {"index.md": landing_page(), "lessons.md": lessons_page(),
+             "docs/teaching.md": (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")}
+    for notebook in notebooks():
+        files[f"notebooks/{notebook.name}"] = nbformat.writes(lesson_notebook(notebook))
+    files["report.ipynb"] = nbformat.writes(
+        report_notebook(ROOT / "notebooks" / "10_benchmark_report.ipynb"))
+    modules = library_modules()
+    files["library.md"] = library_page(modules)
+    for path in modules:
+        files[_page_name(path) + ".md"] = _module_page(path)
+    return files
+
+
+# --- staging, building, checking -------------------------------------------------------------
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False,
+                                     suffix=".tmp") as handle:
+        handle.write(text)
+    os.replace(handle.name, path)
+
+
+def stage(src: Path) -> int:
+    """Write the site's sources into ``src``; return how many files changed. Files staged by an
+    earlier run and no longer wanted are removed — nothing else in ``src`` is touched."""
+    files = staged_files()
+    manifest = src / MANIFEST
+    earlier = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else []
+    changed = 0
+    for name, text in files.items():
+        path = src / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            _write_atomic(path, text)
+            changed += 1
+    for name in set(earlier) - set(files):
+        (src / name).unlink(missing_ok=True)
+        changed += 1
+    _write_atomic(manifest, json.dumps(sorted(files), indent=1))
+    return changed
+
+
+def build(out: Path) -> int:
+    """Stage into ``out/src``, build ``out/html`` (warnings are errors), check the links."""
+    started = time.perf_counter()
+    changed = stage(out / "src")
+    print(f"staged {changed} changed file(s) into {out / 'src'}")
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+               "-c", str(ROOT / "site"), "-d", str(out / "doctrees"), str(out / "src"),
+               str(out / "html")]
+    result = subprocess.run(command, cwd=ROOT, check=False)
+    if result.returncode:
+        print(f"sphinx-build failed (exit {result.returncode}): the warnings above are errors",
+              file=sys.stderr)
+        return result.returncode
+    report = check_site(out / "html")
+    for line in report.broken:
+        print(f"broken link: {line}", file=sys.stderr)
+    _write_atomic(out / "external-links.txt", "".join(f"{url}\n" for url in report.external))
+    print(f"{report.pages} pages, {report.internal} internal links and anchors checked, "
+          f"{len(report.broken)} broken; {len(report.external)} external links listed in "
+          f"{out / 'external-links.txt'} (not fetched)")
+    print(f"site: {out / 'html' / 'index.html'}  ({time.perf_counter() - started:.1f} s)")
+    return 1 if report.broken else 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "site",
+                        help="folder for src/, html/ and doctrees/ (default: _build/site)")
+    return build(parser.parse_args(argv).out.resolve())
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
