@@ -115,8 +115,9 @@ $(SITE_STAMP): $(STAMP) requirements-site.txt
 	$(PY) -m pip install --quiet -c constraints.txt -r requirements-site.txt
 	touch $(SITE_STAMP)
 
+# SOLUTIONS=0: without the worked solutions (a class whose exercises are graded).
 site: $(SITE_STAMP)
-	$(PY) tools/build_site.py
+	$(PY) tools/build_site.py $(if $(filter 0,$(SOLUTIONS)),--no-solutions)
 
 # The built site in Chromium (browser_tests/test_site_in_browser.py): pictures, math, search,
 # the sidebar, folded solutions, no console error, no request that leaves the machine.

@@ -74,6 +74,17 @@ def test_a_lesson_page_folds_the_worked_solution_right_after_the_check() -> None
         assert "_solutions.ipynb`.)*" not in text
 
 
+def test_a_site_for_graded_labs_leaves_every_solution_out() -> None:
+    for notebook in NOTEBOOKS:
+        lesson = site.lesson_notebook(notebook, solutions=False)
+        _, cells = site.solution_cells(ROOT / "solutions" / f"{notebook.stem}.py")
+        text = nbformat.writes(lesson)
+        assert "Worked solution" not in text and "dropdown" not in text
+        assert cells[0].splitlines()[-1] not in "\n".join(
+            c.source for c in lesson.cells if c.cell_type == "markdown")
+    assert "folded" not in site.lessons_page(solutions=False)
+
+
 def test_the_report_page_holds_what_docs_report_html_holds() -> None:
     """The report page is notebook 10 without code; docs/report.html must show the same text
     (`make report` writes it): every markdown line and text output of the notebook is there."""

@@ -21,6 +21,7 @@ Sphinx (myst-nb, sphinx-book-theme; configuration in ``site/conf.py``) into
 
     python tools/build_site.py            # stage, build, check links -> _build/site/html
     python tools/build_site.py --out DIR  # elsewhere (DIR/src, DIR/html, DIR/doctrees)
+    python tools/build_site.py --no-solutions   # no worked solutions: for graded labs
 
 Staged files are rewritten only when their content changes, so a second build is incremental.
 Only files this tool staged are ever removed (those it no longer stages, listed in the staging
@@ -106,22 +107,25 @@ def solution_block(notebook: Path) -> str:
             f":class-container: worked-solution\n\n{body}\n{fence}")
 
 
-def lesson_notebook(notebook: Path) -> nbformat.NotebookNode:
+def lesson_notebook(notebook: Path, solutions: bool = True) -> nbformat.NotebookNode:
     """The notebook as the site shows it: committed outputs, the worked solution folded after
-    the exercise's check, no saved widget state (a static page cannot run a widget)."""
+    the exercise's check (``solutions=False``: none, for a class whose exercises are graded),
+    no saved widget state (a static page cannot run a widget)."""
     lesson = nbformat.read(notebook, as_version=4)
     lesson.metadata.pop("widgets", None)
     checks = [i for i, cell in enumerate(lesson.cells)
               if cell.cell_type == "code" and CHECK_CALL.search(cell.source)]
     if len(checks) != 1:
         raise ValueError(f"{notebook.name}: expected one exercise check cell, found {len(checks)}")
-    # A fixed cell id: the staged file is the same on every run (an incremental build).
-    block = nbformat.v4.new_markdown_cell(solution_block(notebook), id="worked-solution")
-    lesson.cells.insert(checks[0] + 1, block)
+    if solutions:
+        # A fixed cell id: the staged file is the same on every run (an incremental build).
+        block = nbformat.v4.new_markdown_cell(solution_block(notebook), id="worked-solution")
+        lesson.cells.insert(checks[0] + 1, block)
+    pointer = ("*(Worked solution: folded below the check.)*" if solutions else
+               "*(The worked solutions are not published on this site.)*")
     for cell in lesson.cells:  # the exercise's pointer to the solution notebook, for the site
         if cell.cell_type == "markdown":
-            cell.source = SOLUTION_POINTER.sub("*(Worked solution: folded below the check.)*",
-                                               cell.source)
+            cell.source = SOLUTION_POINTER.sub(pointer, cell.source)
     return lesson
 
 
@@ -153,12 +157,13 @@ def landing_page() -> str:
             "library\ndocs/teaching\nreport\n```\n")
 
 
-def lessons_page() -> str:
+def lessons_page(solutions: bool = True) -> str:
     parts = ["# Lessons: goals and time\n",
              "The thirteen notebooks, in the order to take them. Each states what you will be "
              "able to do after it and how long it takes; the times are the notebooks' own. Each "
-             "ends with an exercise (its worked solution folded below the check) and review "
-             "questions.\n"]
+             "ends with an exercise" +
+             (" (its worked solution folded below the check)" if solutions else "") +
+             " and review questions.\n"]
     for notebook in notebooks():
         summary = lesson_summary(notebook)
         parts.append(f"## [{summary['title']}](notebooks/{notebook.name})\n\n"
@@ -222,12 +227,13 @@ def library_page(modules: list[Path]) -> str:
             "source):\n\n```{toctree}\n:maxdepth: 1\n\n" + toctree + "\n```\n")
 
 
-def staged_files() -> dict[str, str]:
+def staged_files(solutions: bool = True) -> dict[str, str]:
     """Every source file of the site: its path under the staging folder → its content."""
-    files = {"index.md": landing_page(), "lessons.md": lessons_page(),
+    files = {"index.md": landing_page(), "lessons.md": lessons_page(solutions),
              "docs/teaching.md": (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")}
     for notebook in notebooks():
-        files[f"notebooks/{notebook.name}"] = nbformat.writes(lesson_notebook(notebook))
+        files[f"notebooks/{notebook.name}"] = nbformat.writes(lesson_notebook(notebook,
+                                                                              solutions))
     files["report.ipynb"] = nbformat.writes(
         report_notebook(ROOT / "notebooks" / "10_benchmark_report.ipynb"))
     modules = library_modules()
@@ -246,10 +252,10 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(handle.name, path)
 
 
-def stage(src: Path) -> int:
+def stage(src: Path, solutions: bool = True) -> int:
     """Write the site's sources into ``src``; return how many files changed. Files staged by an
     earlier run and no longer wanted are removed — nothing else in ``src`` is touched."""
-    files = staged_files()
+    files = staged_files(solutions)
     manifest = src / MANIFEST
     earlier = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else []
     changed = 0
@@ -265,10 +271,10 @@ def stage(src: Path) -> int:
     return changed
 
 
-def build(out: Path) -> int:
+def build(out: Path, solutions: bool = True) -> int:
     """Stage into ``out/src``, build ``out/html`` (warnings are errors), check the links."""
     started = time.perf_counter()
-    changed = stage(out / "src")
+    changed = stage(out / "src", solutions)
     print(f"staged {changed} changed file(s) into {out / 'src'}")
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                "-c", str(ROOT / "site"), "-d", str(out / "doctrees"), str(out / "src"),
@@ -293,7 +299,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "site",
                         help="folder for src/, html/ and doctrees/ (default: _build/site)")
-    return build(parser.parse_args(argv).out.resolve())
+    parser.add_argument("--no-solutions", action="store_true",
+                        help="leave the worked solutions out (a class whose exercises are graded)")
+    args = parser.parse_args(argv)
+    return build(args.out.resolve(), solutions=not args.no_solutions)
 
 
 if __name__ == "__main__":
