@@ -28,6 +28,7 @@ suppress_warnings: list[str] = []
 # --- Markdown and notebooks -----------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3          # `[text](#a-heading)` links to headings work, checked
+smartquotes = False               # a method's 'paragraph' stays Python, not ‘paragraph’
 nb_execution_mode = "off"         # the committed outputs, as CI verified them
 nb_merge_streams = True           # one block per cell, as in JupyterLab
 # A saved widget is drawn by JavaScript from a CDN; a static site shows what the widget

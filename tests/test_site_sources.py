@@ -65,13 +65,18 @@ def test_a_lesson_page_folds_the_worked_solution_right_after_the_check() -> None
         assert re.match(r"````+\{dropdown\} Worked solution", block.source)
         assert ":open:" not in block.source  # folded until the learner opens it
         _, cells = site.solution_cells(ROOT / "solutions" / f"{notebook.stem}.py")
-        assert cells[0] in block.source  # the single source of truth, as it is
+        shown = [cell for cell in cells if cell in block.source]  # as it is in the source
+        assert shown == site.worked_solution(notebook) and cells[0] in shown
+        assert "def mistakes(" not in block.source and len(shown) == len(cells) - 1
         assert "widgets" not in lesson.metadata
         # Outputs are the committed ones: nothing was executed or changed.
         assert [c.get("outputs") for c in lesson.cells if c.cell_type == "code"] == \
             [c.get("outputs") for c in committed.cells if c.cell_type == "code"]
         text = "\n".join(c.source for c in lesson.cells if c.cell_type == "markdown")
         assert "_solutions.ipynb`.)*" not in text
+        for cell in lesson.cells:  # every picture has its description as alt text
+            if any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+                assert cell.metadata["mystnb"]["image"]["alt"].startswith("Picture: ")
 
 
 def test_a_site_for_graded_labs_leaves_every_solution_out() -> None:
@@ -120,40 +125,58 @@ def test_the_library_guide_lists_every_module_once_and_links_each() -> None:
     assert modules[1] == ROOT / "course_lib" / "node.py"  # the reading path comes first
     page = site.library_page(modules)
     for name in ("node.py", "lab/datasets.py", "store/persist.py", "_support/validation.py"):
-        assert f"library/{name[:-3]}.md)" in page, name
+        assert f"(library/{name}.md)" in page, name
 
 
 def test_staging_rewrites_what_changed_and_removes_only_what_it_staged(tmp_path: Path) -> None:
     src = tmp_path / "src"
-    first = site.stage(src)
-    assert first == len(site.staged_files()) and (src / "index.md").is_file()
-    assert site.stage(src) == 0  # nothing changed: nothing rewritten (an incremental build)
+    assert site.stage(src) == (len(site.staged_files()), [])
+    assert (src / "index.md").is_file()
+    assert site.stage(src) == (0, [])  # nothing changed: nothing rewritten (incremental)
     mine = src / "notes.md"
     mine.write_text("a reader's own file", encoding="utf-8")
     stale = src / "library" / "old_module.md"
     stale.write_text("staged by an earlier run", encoding="utf-8")
     manifest = src / site.MANIFEST
-    manifest.write_text(json.dumps(json.loads(manifest.read_text()) + ["library/old_module.md"]))
-    assert site.stage(src) == 1
+    outside = tmp_path / "precious.md"  # a manifest is data: a name that leaves src is ignored
+    outside.write_text("not the tool's", encoding="utf-8")
+    manifest.write_text(json.dumps(json.loads(manifest.read_text()) + [
+        "library/old_module.md", "../precious.md", str(outside), "."]))
+    assert site.stage(src) == (1, ["library/old_module.md"])
     assert not stale.exists() and mine.read_text(encoding="utf-8") == "a reader's own file"
+    assert outside.read_text(encoding="utf-8") == "not the tool's"
 
 
 def test_the_link_check_finds_missing_files_anchors_and_links_out_of_the_site(
         tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "macros.html").write_text('<p id="m">{{ pathto("x") }}</p>')
+    (tmp_path / "pic.png").write_bytes(b"png")
     (tmp_path / "index.html").write_text(
         '<a id="top"></a><a href="sub/page.html#part">ok</a> <a href="gone.html">gone</a> '
-        '<img src="pic.png"> <a href="../../etc/passwd">out</a> <a href="#top">self</a> '
-        '<a href="mailto:x@y.org">mail</a> <script src="//cdn.example.org/x.js"></script>')
+        '<img src="pic.png" srcset="pic.png 1x, big.png 2x"> <a href="../../etc/passwd">out</a> '
+        '<a href="#top">self</a> <a href="mailto:x@y.org">mail</a> '
+        '<script src="//cdn.example.org/x.js"></script> <form action="search.html"></form> '
+        '<a href="/index.html">root</a> <a href="file:///home/me/x.html">mine</a> '
+        '<a href="https://[bad">bad</a> <a href="_static/macros.html#m">macro</a> '
+        '<a href="sub/page%20two.html?q=1">spaced</a>')
     (tmp_path / "sub" / "page.html").write_text(
         '<h2 id="part">P</h2><a href="../index.html#nowhere">back</a> <a href="./">dir</a>')
+    (tmp_path / "sub" / "page two.html").write_text("<p>two</p>")
     (tmp_path / "sub" / "index.html").write_text("<p>index</p>")
     report = check_site(tmp_path)
-    assert report.pages == 3 and report.internal == 7
+    assert report.pages == 4  # _static/ holds theme files, not pages
+    assert report.internal == 13
     assert report.broken == [
         "index.html: gone.html: no file gone.html",
-        "index.html: pic.png: no file pic.png",
+        "index.html: big.png: no file big.png",
         "index.html: ../../etc/passwd: leaves the site",
+        "index.html: search.html: no file search.html",
+        "index.html: /index.html: a link from the site's root (breaks under a sub-path): "
+        "make it relative",
+        "index.html: file:///home/me/x.html: a file: link works on one machine only",
+        "index.html: https://[bad: not a URL (Invalid IPv6 URL)",
         'sub/page.html: ../index.html#nowhere: no id "nowhere" in index.html',
     ]
     assert report.external == ["//cdn.example.org/x.js"]

@@ -20,7 +20,8 @@ Sphinx (myst-nb, sphinx-book-theme; configuration in ``site/conf.py``) into
 ====================================  ========================================================
 
     python tools/build_site.py            # stage, build, check links -> _build/site/html
-    python tools/build_site.py --out DIR  # elsewhere (DIR/src, DIR/html, DIR/doctrees)
+    python tools/build_site.py --out DIR  # elsewhere: DIR/src, DIR/html, DIR/doctrees,
+                                          # DIR/jupyter_execute (myst-nb's), external-links.txt
     python tools/build_site.py --no-solutions   # no worked solutions: for graded labs
 
 Staged files are rewritten only when their content changes, so a second build is incremental.
@@ -32,11 +33,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -50,6 +49,7 @@ from site_links import check_site  # noqa: E402
 
 from course_lib.lab.classroom import solution_cells  # noqa: E402
 from course_lib.lab.exercises import method  # noqa: E402
+from course_lib.store.safe_folder import write_text_atomically  # noqa: E402
 
 MANIFEST = ".staged-by-tools-site.json"
 CHECK_CALL = re.compile(r'^check\("(\d\d)"', re.MULTILINE)
@@ -92,27 +92,46 @@ def _fence(text: str, at_least: int = 3) -> str:
     return "`" * max(at_least, longest + 1)
 
 
+def worked_solution(notebook: Path) -> list[str]:
+    """The worked solution's cells as a reader should see them: the solution and the cells that
+    read its result — not ``mistakes()``, the wrong methods the check recognises."""
+    _, cells = solution_cells(ROOT / "solutions" / f"{notebook.stem}.py")
+    return [cell for cell in cells if "def mistakes(" not in cell]
+
+
 def solution_block(notebook: Path) -> str:
     """The folded worked solution of a notebook's exercise (MyST, sphinx-design's dropdown)."""
-    solution = ROOT / "solutions" / f"{notebook.stem}.py"
-    _, cells = solution_cells(solution)
-    code_fence = _fence(cells[0])
     how = method(notebook.name[:2])
-    body = (f"**Method.** {how}\n\n" if how else "") + \
-        f"{code_fence}python\n{cells[0]}\n{code_fence}\n\n" \
-        f"From `solutions/{solution.name}`, the single source of truth; `make sync` runs it " \
-        "and checks that it passes the check above."
+    code = "\n\n".join(f"{_fence(cell)}python\n{cell}\n{_fence(cell)}"
+                       for cell in worked_solution(notebook))
+    body = (f"**Method.** {how}\n\n" if how else "") + f"{code}\n\n" \
+        f"From `solutions/{notebook.stem}.py`, the single source of truth; `make sync` runs " \
+        "it and checks that it passes the check above."
     fence = _fence(body, at_least=4)
     return (f"{fence}{{dropdown}} Worked solution — open it once you have tried\n"
             f":class-container: worked-solution\n\n{body}\n{fence}")
 
 
+def _describe_pictures(notebook: nbformat.NotebookNode) -> None:
+    """Give each picture the sentence the course prints beside it ("Picture: ...", its
+    text/plain) as its alt text, for screen readers and for a picture that cannot load."""
+    for cell in notebook.cells:
+        pictures = [output["data"] for output in cell.get("outputs", [])
+                    if "image/png" in output.get("data", {})]
+        # myst-nb gives every picture of a cell the same options: describe lone pictures only.
+        if len(pictures) == 1 and "text/plain" in pictures[0]:
+            options = cell.metadata.setdefault("mystnb", {}).setdefault("image", {})
+            options["alt"] = pictures[0]["text/plain"]
+
+
 def lesson_notebook(notebook: Path, solutions: bool = True) -> nbformat.NotebookNode:
-    """The notebook as the site shows it: committed outputs, the worked solution folded after
-    the exercise's check (``solutions=False``: none, for a class whose exercises are graded),
-    no saved widget state (a static page cannot run a widget)."""
+    """The notebook as the site shows it: committed outputs (each picture described by its alt
+    text), the worked solution folded after the exercise's check (``solutions=False``: none,
+    for a class whose exercises are graded), no saved widget state (a static page cannot run a
+    widget)."""
     lesson = nbformat.read(notebook, as_version=4)
     lesson.metadata.pop("widgets", None)
+    _describe_pictures(lesson)
     checks = [i for i, cell in enumerate(lesson.cells)
               if cell.cell_type == "code" and CHECK_CALL.search(cell.source)]
     if len(checks) != 1:
@@ -133,15 +152,22 @@ def report_notebook(notebook: Path) -> nbformat.NotebookNode:
     """``docs/report.html``'s content (``make report``: notebook 10 exported without its code)."""
     report = nbformat.read(notebook, as_version=4)
     report.metadata.pop("widgets", None)
+    _describe_pictures(report)
+    title = report.cells[0].source.splitlines()[0]
+    lesson = f"[{title.removeprefix('# ')}](notebooks/{notebook.name})"
     for cell in report.cells:
         if cell.cell_type == "code":
-            tags = "remove-input" if cell.get("outputs") else "remove-cell"
-            cell.metadata.setdefault("tags", []).append(tags)
-    title = report.cells[0].source.splitlines()[0]
+            # The exercise's check cell says "run this cell again": no use on a page without code.
+            shown = cell.get("outputs") and not CHECK_CALL.search(cell.source)
+            cell.metadata.setdefault("tags", []).append("remove-input" if shown else
+                                                        "remove-cell")
+        else:
+            cell.source = SOLUTION_POINTER.sub(f"*(The exercise is done in {lesson}.)*",
+                                               cell.source)
     report.cells[0].source = report.cells[0].source.replace(
-        title, "# The benchmark report\n\n*This page is `docs/report.html` (written by `make "
-        "report`): notebook 10's text and outputs without its code. The notebook with its code: "
-        f"[{title.removeprefix('# ')}](notebooks/{notebook.name}).*", 1)
+        title, "# The benchmark report\n\n*This page shows what `docs/report.html` shows (`make "
+        "report` writes it): notebook 10's text and outputs without its code. The notebook with "
+        f"its code: {lesson}.*", 1)
     return report
 
 
@@ -159,8 +185,9 @@ def landing_page() -> str:
 
 def lessons_page(solutions: bool = True) -> str:
     parts = ["# Lessons: goals and time\n",
-             "The thirteen notebooks, in the order to take them. Each states what you will be "
-             "able to do after it and how long it takes; the times are the notebooks' own. Each "
+             f"The {len(notebooks())} notebooks, in the order to take them. Each states what you "
+             "will be able to do after it and how long it takes; the times are the notebooks' "
+             "own. Each "
              "ends with an exercise" +
              (" (its worked solution folded below the check)" if solutions else "") +
              " and review questions.\n"]
@@ -199,7 +226,9 @@ def _module_page(path: Path) -> str:
 
 
 def _page_name(path: Path) -> str:
-    return "library/" + path.relative_to(ROOT / "course_lib").with_suffix("").as_posix()
+    """``course_lib/lab/cli.py`` → ``library/lab/cli.py`` (the page ``library/lab/cli.py.html``;
+    a page named after the module alone would make ``index.py`` the folder's index page)."""
+    return "library/" + path.relative_to(ROOT / "course_lib").as_posix()
 
 
 def library_page(modules: list[Path]) -> str:
@@ -244,17 +273,21 @@ def staged_files(solutions: bool = True) -> dict[str, str]:
 
 
 # --- staging, building, checking -------------------------------------------------------------
-def _write_atomic(path: Path, text: str) -> None:
+def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False,
-                                     suffix=".tmp") as handle:
-        handle.write(text)
-    os.replace(handle.name, path)
+    write_text_atomically(path, text)
 
 
-def stage(src: Path, solutions: bool = True) -> int:
-    """Write the site's sources into ``src``; return how many files changed. Files staged by an
-    earlier run and no longer wanted are removed — nothing else in ``src`` is touched."""
+def _inside(folder: Path, name: str) -> Path | None:
+    """``folder / name`` if that stays inside ``folder``, else ``None`` (a manifest is data)."""
+    path = (folder / name).resolve()
+    return path if path.is_relative_to(folder.resolve()) and path != folder.resolve() else None
+
+
+def stage(src: Path, solutions: bool = True) -> tuple[int, list[str]]:
+    """Write the site's sources into ``src``: (how many files changed, the names removed).
+    Files staged by an earlier run (its manifest) and no longer wanted are removed; nothing
+    else in ``src`` is touched."""
     files = staged_files(solutions)
     manifest = src / MANIFEST
     earlier = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else []
@@ -262,20 +295,27 @@ def stage(src: Path, solutions: bool = True) -> int:
     for name, text in files.items():
         path = src / name
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            _write_atomic(path, text)
+            _write(path, text)
             changed += 1
-    for name in set(earlier) - set(files):
-        (src / name).unlink(missing_ok=True)
-        changed += 1
-    _write_atomic(manifest, json.dumps(sorted(files), indent=1))
-    return changed
+    removed = []
+    for name in sorted(set(earlier) - set(files)):
+        path = _inside(src, name) if isinstance(name, str) else None
+        if path is not None and path.is_file():
+            path.unlink()
+            removed.append(name)
+    _write(manifest, json.dumps(sorted(files), indent=1))
+    return changed + len(removed), removed
 
 
 def build(out: Path, solutions: bool = True) -> int:
     """Stage into ``out/src``, build ``out/html`` (warnings are errors), check the links."""
     started = time.perf_counter()
-    changed = stage(out / "src", solutions)
+    changed, removed = stage(out / "src", solutions)
     print(f"staged {changed} changed file(s) into {out / 'src'}")
+    for name in removed:  # Sphinx keeps the page of a source that is gone: remove it too
+        page = _inside(out / "html", str(Path(name).with_suffix(".html")))
+        if page is not None and page.is_file():
+            page.unlink()
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                "-c", str(ROOT / "site"), "-d", str(out / "doctrees"), str(out / "src"),
                str(out / "html")]
@@ -287,8 +327,8 @@ def build(out: Path, solutions: bool = True) -> int:
     report = check_site(out / "html")
     for line in report.broken:
         print(f"broken link: {line}", file=sys.stderr)
-    _write_atomic(out / "external-links.txt", "".join(f"{url}\n" for url in report.external))
-    print(f"{report.pages} pages, {report.internal} internal links and anchors checked, "
+    _write(out / "external-links.txt", "".join(f"{url}\n" for url in report.external))
+    print(f"{report.pages} pages: {report.internal} internal links checked (file and anchor), "
           f"{len(report.broken)} broken; {len(report.external)} external links listed in "
           f"{out / 'external-links.txt'} (not fetched)")
     print(f"site: {out / 'html' / 'index.html'}  ({time.perf_counter() - started:.1f} s)")
