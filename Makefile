@@ -47,13 +47,15 @@ data: $(STAMP)
 reproduce: data
 	$(PY) -m course_lib reproduce
 
-# The one test command (README and .ci/run use it): unit tests + every notebook under nbval,
-# then the browser test (browser_tests/: notebooks 01, 07, 09, 10 in JupyterLab in Chromium),
-# last, so that the notebooks before it have filled the data cache. Without Chromium it is
-# skipped, saying so - except under CI, where that is a failure.
+# The one test command (README and .ci/run use it): unit tests, every notebook under nbval, and
+# the browser test (browser_tests/: notebooks 01, 07, 09, 10 in JupyterLab in Chromium; without
+# Chromium it is skipped, saying so - except under CI, where that is a failure). `make data`
+# has filled the data cache first. TEST_WORKERS processes share the tests (pytest-xdist), a
+# notebook's cells or a test module staying together in one; TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: data
 	$(PY) -m pytest --doctest-modules course_lib tests notebooks solutions browser_tests --nbval \
-	  --ignore=browser_tests/test_site_in_browser.py
+	  --ignore=browser_tests/test_site_in_browser.py -n $(TEST_WORKERS) --dist loadscope
 
 # Slow (a few minutes once `make test` has filled the cache): reproduce under two other BLAS
 # kernels / thread counts / hash seeds must print the README's table (USE embedded afresh on

@@ -8,7 +8,7 @@ slider (07) and the chat panel (09); notebook 10 is also run with interactive (p
 figures, as on a machine without Chromium, which must draw offline.
 
 The widgets are found by the CSS classes ``course_lib.lab.widgets`` gives them (``course-*``).
-Runs last in ``make test``, once the notebooks have filled the data cache.
+Runs in ``make test``, after ``make data`` has filled the data cache.
 """
 
 from __future__ import annotations

@@ -10,13 +10,14 @@ Sphinx (myst-nb, sphinx-book-theme; configuration in ``site/conf.py``) into
                                       to the lessons
 ``lessons.md``                        the table of contents: each lesson with its time and
                                       learning goals, read from the notebook's first cell
-``notebooks/NN_name.ipynb``           the notebooks with their committed outputs; after each
-                                      exercise's check, the worked solution in a folded block
-                                      (from ``solutions/NN_name.py``, the single source)
+``notebooks/NN_name.ipynb``           the notebooks with their committed outputs (pictures
+                                      described by alt text); after each exercise's check, the
+                                      worked solution in a folded block (from
+                                      ``solutions/NN_name.py``, the single source)
 ``library.md``, ``library/…``         the README's reading guide to ``course_lib``, and each
                                       module's source on a page of its own
 ``docs/teaching.md``                  the teacher's guide
-``report.ipynb``                      ``docs/report.html``'s content: notebook 10 without code
+``report.ipynb``                      what ``docs/report.html`` shows: notebook 10 without code
 ====================================  ========================================================
 
     python tools/build_site.py            # stage, build, check links -> _build/site/html
@@ -25,8 +26,8 @@ Sphinx (myst-nb, sphinx-book-theme; configuration in ``site/conf.py``) into
     python tools/build_site.py --no-solutions   # no worked solutions: for graded labs
 
 Staged files are rewritten only when their content changes, so a second build is incremental.
-Only files this tool staged are ever removed (those it no longer stages, listed in the staging
-folder's manifest).
+Only files this tool staged are ever removed: those it no longer stages (listed in the staging
+folder's manifest), and the pages Sphinx had built from them.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from course_lib.lab.classroom import solution_cells  # noqa: E402
 from course_lib.lab.exercises import method  # noqa: E402
 from course_lib.store.safe_folder import write_text_atomically  # noqa: E402
 
-MANIFEST = ".staged-by-tools-site.json"
+MANIFEST = ".staged-by-build-site.json"
 CHECK_CALL = re.compile(r'^check\("(\d\d)"', re.MULTILINE)
 SOLUTION_POINTER = re.compile(r"\*\(Solution:\s+`solutions/\w+_solutions\.ipynb`\.\)\*")
 
