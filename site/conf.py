@@ -17,13 +17,13 @@ from sphinx.search.zh import SearchChinese
 
 project = "Upgrading the recall of a RAG system"
 author = "the course's authors"
-copyright = "the course's authors"  # noqa: A001 - Sphinx's setting has this name
+copyright = "the course's authors"
 language = "en"
 root_doc = "index"
 
 extensions = ["myst_nb", "sphinx_design", "sphinx.ext.mathjax"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
-suppress_warnings: list[str] = []
+# No warning is silenced: `make site` builds with warnings as errors.
 
 # --- Markdown and notebooks -----------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
@@ -64,7 +64,7 @@ html_theme_options = {
 }
 
 
-def _copy_mathjax(app, exception) -> None:  # type: ignore[no-untyped-def]
+def _copy_mathjax(app, exception) -> None:
     """Copy the parts of MathJax 3 that tex-chtml.js loads into ``_static/mathjax/``."""
     if exception is not None:
         return
@@ -90,6 +90,6 @@ class _SearchChinese(SearchChinese):
     language_name = "English"
 
 
-def setup(app):  # type: ignore[no-untyped-def]
+def setup(app) -> None:
     app.add_search_language(_SearchChinese)
     app.connect("build-finished", _copy_mathjax)
