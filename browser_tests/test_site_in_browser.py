@@ -43,7 +43,7 @@ PICTURES = """() => [...document.querySelectorAll('article img')].map(img =>
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: Any) -> None:  # the server is quiet
         pass
 
 
