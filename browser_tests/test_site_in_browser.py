@@ -2,7 +2,8 @@
 
 The landing page and five lessons are opened. On each: every picture loads (its natural size is
 above 0), code and its outputs show, the worked solution is folded until it is clicked; a
-formula is drawn by MathJax (served by the site itself); the sidebar leads from page to page;
+formula is drawn by MathJax (served by the site itself, as are the accessibility parts its
+menu loads); the sidebar leads from page to page;
 the search box finds a word from a lesson, English and Chinese. Throughout, no request leaves
 127.0.0.1, none fails, and the browser's console shows no error.
 
@@ -143,6 +144,10 @@ def test_a_formula_is_drawn_by_mathjax_from_the_site(page: Any, site: str) -> No
     assert box and box["width"] > 50 and box["height"] > 15
     assert page.locator("mjx-merror").count() == 0, "a formula MathJax could not read"
     assert "\\frac" not in page.inner_text("article"), "TeX source shown instead of a formula"
+    # The menu's accessibility option (speech, explorer) loads more of MathJax: from the site too.
+    with page.expect_response("**/_static/mathjax/sre/mathmaps/en.json", timeout=30_000):
+        page.evaluate("() => MathJax.startup.document.menu.menu"
+                      ".findID('Accessibility', 'Activate').variable.setValue(true)")
 
 
 def test_the_sidebar_navigates(page: Any, site: str) -> None:

@@ -38,8 +38,11 @@ nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json
 
 # --- Math without a CDN -----------------------------------------------------------------------
 mathjax_path = "mathjax/tex-chtml.js"
+# tex-chtml.js, its fonts, the TeX extensions it loads on demand, and what its menu's options
+# load (ui/; a11y/ with sre/ and the MathML input for speech and the explorer): not the other
+# builds MathJax ships.
 MATHJAX_PARTS = ("tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions", "ui",
-                 "a11y")
+                 "a11y", "sre", "input/mml.js", "input/mml")
 
 # --- Search: the pages mix English and Chinese; jieba cuts the Chinese into words ------------
 html_search_language = "zh"
@@ -65,7 +68,7 @@ html_theme_options = {
 
 
 def _copy_mathjax(app, exception) -> None:
-    """Copy the parts of MathJax 3 that tex-chtml.js loads into ``_static/mathjax/``."""
+    """Copy the parts of MathJax 3 that tex-chtml.js can load into ``_static/mathjax/``."""
     if exception is not None:
         return
     # The package ships MathJax 3 as data (its folder name has a hyphen: not importable).
