@@ -44,6 +44,7 @@ from .index import as_embedder
 from .node import DocNode
 from .ranking import best_first, passes, round_score
 from .text_splitter import split_sentences
+from .scripts import to_simplified
 from .text_tokens import TextCache, char_ngrams, chinese_tokens, coverage, english_tokens
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
@@ -232,6 +233,11 @@ class FeatureReranker:
     ``dense``           cosine of q and c (multilingual-e5-small, offline)
     ``best_sentence``   cosine of q and c's best-matching sentence
 
+    With ``normalise_script=True`` both token features, the coverage and the bigram
+    overlap read every text converted to Simplified first (:mod:`course_lib.scripts`),
+    so a Simplified question scores a Traditional passage on its words, not on the few
+    characters the two scripts share; the vector features read the texts as they are.
+
     A z-score says how far a candidate stands above the others on a feature, in units
     of their spread, so features on different scales add up fairly; the score is the
     mean z-score ("2.0" = two standard deviations above the pool, on average). The
@@ -251,7 +257,7 @@ class FeatureReranker:
 
     def __init__(self, corpus: Sequence[str] | None = None, embedder: Any = "default",
                  language: str = "zh", weights: dict[str, float] | None = None,
-                 cache_chars: int = CACHE_CHARS) -> None:
+                 cache_chars: int = CACHE_CHARS, normalise_script: bool = False) -> None:
         if language not in ("zh", "en"):
             raise ValueError(f"language must be 'zh' or 'en', got {language!r}")
         if weights is not None:
@@ -266,6 +272,7 @@ class FeatureReranker:
                     raise ValueError(f"weights[{feature!r}] must be a finite number, "
                                      f"got {weight!r}")
         self.language = language
+        self.normalise_script = bool(normalise_script)
         self.weights = {f: 1.0 for f in FEATURES} if weights is None else \
             {f: float(weights.get(f, 0.0)) for f in FEATURES}
         if embedder == "default":
@@ -283,6 +290,8 @@ class FeatureReranker:
     def _count(self, kind: str, text: str, cached: bool = True) -> Counter[str]:
         """The token counts of ``text`` for ``kind`` (``"words"`` or ``"chars"``), not kept
         here; ``cached=False`` also keeps jieba's cache out of it (for queries)."""
+        if self.normalise_script:
+            text = to_simplified(text)
         if kind == "chars":
             return Counter(char_ngrams(text))
         if self.language == "zh":

@@ -4,7 +4,8 @@ A similarity works on text (``mode='text'``: it sees the query string and the no
 or on vectors (``mode='embedding'``: it sees the query vector and the nodes'
 vectors). Built in: ``bm25`` (English words), ``bm25_chinese`` (jieba words),
 ``bm25_lazyllm`` (jieba words as LazyLLM's BM25 sees them), ``bm25_char`` (character
-unigrams and bigrams), ``cosine`` and ``dot``
+unigrams and bigrams), ``bm25_chinese_norm`` and ``bm25_char_norm`` (the same after
+converting both sides to Simplified: :mod:`course_lib.scripts`), ``cosine`` and ``dot``
 (on dense or sparse vectors). Register your own::
 
     @register_similarity(mode="text", batch=False)
@@ -25,6 +26,7 @@ import numpy as np
 
 from .bm25 import BM25Index
 from .node import DocNode
+from .scripts import script_normalised
 from .text_tokens import char_ngrams, chinese_tokens, english_tokens, lazyllm_chinese_tokens
 from .vectors import DenseVectors, SparseVectors, is_sparse_batch
 
@@ -101,6 +103,8 @@ SIMILARITIES: dict[str, Similarity] = {
     "bm25_chinese": BM25Similarity("bm25_chinese", chinese_tokens),
     "bm25_lazyllm": BM25Similarity("bm25_lazyllm", lazyllm_chinese_tokens),
     "bm25_char": BM25Similarity("bm25_char", char_ngrams),
+    "bm25_chinese_norm": BM25Similarity("bm25_chinese_norm", script_normalised(chinese_tokens)),
+    "bm25_char_norm": BM25Similarity("bm25_char_norm", script_normalised(char_ngrams)),
     "cosine": VectorSimilarity("cosine", "cosine"),
     "dot": VectorSimilarity("dot", "dot"),
 }

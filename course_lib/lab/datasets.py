@@ -47,6 +47,13 @@ CMRC2018_DEV = {
     "sha256": "e9ff74231f05c230c6fa88b84441ee334d97234cbb610991cd94b82db00c7f1f",
 }
 SPLITS = {"trial": CMRC2018_TRIAL, "dev": CMRC2018_DEV}
+# DRCD (Shao et al., 2018): Traditional Chinese Wikipedia from Taiwan, 378 articles of 2.6
+# paragraphs on average (CMRC's articles hold one paragraph each), CC BY-SA 3.0.
+DRCD_TEST = {
+    "name": "drcd/DRCD_test.json",
+    "url": "https://raw.githubusercontent.com/DRCKnowledgeTeam/DRCD/master/DRCD_test.json",
+    "sha256": "d9de0b4d247a8391ac8daee6c02c2c8272b75562a1e2377b50ae04ecc09a7438",
+}
 MIRROR_ENV = "COURSE_DATA_MIRROR"
 SAMPLE_DIR = COURSE_ROOT / "data" / "sample"
 
@@ -82,6 +89,12 @@ def fetch_cmrc2018(timeout: float = 30.0, split: str = "trial") -> Path:
     """A verified CMRC 2018 file: ``split="trial"`` (256 paragraphs, 1,002 questions; the
     chapter's) or ``"dev"`` (848 paragraphs, 3,219 questions; the held-out split)."""
     return fetch(SPLITS[_check_split(split)], timeout)
+
+
+def fetch_drcd(timeout: float = 30.0) -> Path:
+    """A verified DRCD test file (378 articles, 1,000 paragraphs, 3,493 questions;
+    Traditional Chinese)."""
+    return fetch(DRCD_TEST, timeout)
 
 
 def _check_split(split: object) -> str:
@@ -143,6 +156,15 @@ class Question:
 
 
 @dataclass
+class Article:
+    """One article of a SQuAD file: its key (the file's ``id`` field, else its place
+    ``a<n>``), its title and its paragraphs' ids, in file order."""
+    key: str
+    title: str
+    paragraph_ids: list[str]
+
+
+@dataclass
 class SquadSet:
     paragraphs: list[tuple[str, str]]  # (paragraph id, text), in file order; ids are unique
     questions: list[Question]
@@ -151,6 +173,7 @@ class SquadSet:
     # ids of questions that lost an answer labelled answer_start = -1 whose text is not in
     # the context (CMRC dev: annotators' variants with extra punctuation), one id per answer
     dropped_answers: list[str] = field(default_factory=list)
+    articles: list[Article] = field(default_factory=list)  # in file order
 
     def summary(self) -> str:
         """One line: what was loaded and what was repaired.
@@ -271,11 +294,14 @@ def load_squad(path: str | os.PathLike[str]) -> SquadSet:
     explicit: dict[str, str] = {}  # paragraph id -> where it was given, to find repeats
     unnamed: list[tuple[int, int, int, str | None]] = []  # (paragraph slot, a, i, title)
     slots: list[int] = []  # each question's paragraph, by its place in result.paragraphs
+    article_slots: list[tuple[str, str, range]] = []  # (key, title, its paragraphs' slots)
     for a, article in enumerate(articles):
         where_a = f"data[{a}]"
         article = reader.record(article, where_a, "article")
         title = reader.get(article, "title", (str, None), where_a, "article", optional=True)
+        key = reader.get(article, "id", (str, int, None), where_a, "article", optional=True)
         paragraphs = reader.get(article, "paragraphs", [object], where_a, "article")
+        first_slot = len(result.paragraphs)
         for i, paragraph in enumerate(paragraphs):
             where_p = f"{where_a}.paragraphs[{i}]"
             paragraph = reader.record(paragraph, where_p, "paragraph")
@@ -295,9 +321,17 @@ def load_squad(path: str | os.PathLike[str]) -> SquadSet:
                 if question is not None:
                     result.questions.append(question)
                     slots.append(len(result.paragraphs) - 1)
+        article_slots.append((str(key) if key not in (None, "") else f"a{a}", title or "",
+                              range(first_slot, len(result.paragraphs))))
     ids = _number_paragraphs(unnamed, set(explicit))
     result.paragraphs = [(pid or ids[slot], text)
                          for slot, (pid, text) in enumerate(result.paragraphs)]
+    seen_keys: set[str] = set()
+    for key, title, span in article_slots:
+        while key in seen_keys:  # two articles with one id still get an article each
+            key += "#"
+        seen_keys.add(key)
+        result.articles.append(Article(key, title, [result.paragraphs[i][0] for i in span]))
     for question, slot in zip(result.questions, slots, strict=True):
         question.paragraph_id = result.paragraphs[slot][0]
     result.fixed_offsets = sorted(set(result.fixed_offsets))
@@ -386,9 +420,11 @@ class KnowledgeBase:
         return folder
 
 
-def build_knowledge_base(squad: SquadSet, docs_per_file: int = 10) -> KnowledgeBase:
+def build_knowledge_base(squad: SquadSet, docs_per_file: int = 10,
+                         groups: list[tuple[str, list[str]]] | None = None) -> KnowledgeBase:
     """The chapter's knowledge base: paragraphs in file order, ``docs_per_file`` per file,
-    joined with ``\\n`` (CMRC 2018 trial: 26 files).
+    joined with ``\\n`` (CMRC 2018 trial: 26 files). ``groups`` — ``[(file name, paragraph
+    ids)]`` — names each file's paragraphs instead (:func:`build_article_knowledge_base`).
 
     Each question learns its file and where its paragraph starts there. Raises
     ``ValueError`` when two paragraphs share an id or a question names an id that is
@@ -405,16 +441,25 @@ def build_knowledge_base(squad: SquadSet, docs_per_file: int = 10) -> KnowledgeB
     if unknown:
         raise ValueError(f"question {unknown[0]!r} names a paragraph_id that is not among "
                          "squad.paragraphs: every question must point at one of them")
+    if groups is None:
+        ids = [pid for pid, _ in squad.paragraphs]
+        width = len(str(len(ids) // docs_per_file + 1))
+        groups = [(f"doc_{start // docs_per_file + 1:0{width}d}.txt",
+                   ids[start:start + docs_per_file])
+                  for start in range(0, len(ids), docs_per_file)]
+    text_of = dict(squad.paragraphs)
     files: dict[str, str] = {}
     where: dict[str, tuple[str, int]] = {}
-    width = len(str(len(squad.paragraphs) // docs_per_file + 1))
-    for start in range(0, len(squad.paragraphs), docs_per_file):
-        name = f"doc_{start // docs_per_file + 1:0{width}d}.txt"
+    for name, pids in groups:
+        if name in files:
+            raise ValueError(f"groups names the file {name!r} twice")
         offset = 0
-        for pid, text in squad.paragraphs[start:start + docs_per_file]:
+        for pid in pids:
             where[pid] = (name, offset)
-            offset += len(text) + 1
-        files[name] = "\n".join(text for _, text in squad.paragraphs[start:start + docs_per_file])
+            offset += len(text_of[pid]) + 1
+        files[name] = "\n".join(text_of[pid] for pid in pids)
+    if len(where) != len(text_of):
+        raise ValueError("groups must place every paragraph of squad in exactly one file")
     for question in squad.questions:
         question.file_name, question.paragraph_offset = where[question.paragraph_id]
     return KnowledgeBase(files, squad.questions, [t for _, t in squad.paragraphs],
@@ -440,13 +485,28 @@ def load_cmrc2018_kb(docs_per_file: int = 10, split: str = "trial",
     squad = load_squad(fetch_cmrc2018(split=split))
     if paragraphs is not None:
         paragraphs = check_int(paragraphs, "paragraphs", low=1)
-        kept = {pid for pid, _ in squad.paragraphs[:paragraphs]}
-        questions = [q for q in squad.questions if q.paragraph_id in kept]
-        ids = {q.id for q in questions}  # repairs counted for the questions kept
-        squad = SquadSet(squad.paragraphs[:paragraphs], questions, squad.skipped,
-                         [i for i in squad.fixed_offsets if i in ids],
-                         [i for i in squad.dropped_answers if i in ids])
+        squad = keep_paragraphs(squad, {pid for pid, _ in squad.paragraphs[:paragraphs]})
     return build_knowledge_base(squad, docs_per_file)
+
+
+def keep_paragraphs(squad: SquadSet, kept: set[str]) -> SquadSet:
+    """The part of ``squad`` whose paragraph ids are in ``kept``: those paragraphs (in file
+    order), their questions, their articles, and the repairs counted for the questions
+    kept (a skipped empty question has no paragraph to follow, so every one is kept).
+
+    >>> squad = SquadSet([("p1", "甲"), ("p2", "乙")], [], articles=[Article("1", "t", ["p1", "p2"])])
+    >>> part = keep_paragraphs(squad, {"p2"})
+    >>> part.paragraphs, part.articles
+    ([('p2', '乙')], [Article(key='1', title='t', paragraph_ids=['p2'])])
+    """
+    questions = [q for q in squad.questions if q.paragraph_id in kept]
+    ids = {q.id for q in questions}
+    articles = [Article(a.key, a.title, [p for p in a.paragraph_ids if p in kept])
+                for a in squad.articles]
+    return SquadSet([(pid, text) for pid, text in squad.paragraphs if pid in kept], questions,
+                    list(squad.skipped), [i for i in squad.fixed_offsets if i in ids],
+                    [i for i in squad.dropped_answers if i in ids],
+                    [a for a in articles if a.paragraph_ids])
 
 
 # The course's held-out set: choose a setting on trial, report it here.
@@ -457,6 +517,95 @@ def load_held_out_kb() -> KnowledgeBase:
     """The first 256 paragraphs of CMRC 2018 dev as a knowledge base (26 files, like
     trial's): where the course reports every setting it chose on trial."""
     return load_cmrc2018_kb(**HELD_OUT)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- halves by article
+HALVES = ("choose", "report")
+
+
+def article_half(key: str) -> str:
+    """Which half an article belongs to: ``"choose"`` or ``"report"``, from the first
+    byte of the SHA-256 of its key (even: choose). Fixed by the key alone, so the
+    split needs no seed, does not move when other articles are added or removed, and
+    sends every paragraph of an article to the same half (siblings never straddle it).
+
+    >>> article_half("1147"), article_half("1148")
+    ('report', 'choose')
+    """
+    return HALVES[hashlib.sha256(str(key).encode("utf-8")).digest()[0] % 2]
+
+
+def split_by_article(squad: SquadSet, half: str) -> SquadSet:
+    """The articles of ``squad`` in ``half`` (``"choose"`` or ``"report"``, see
+    :func:`article_half`), with their paragraphs and questions: settings are chosen on
+    one half and reported on the other, and no article has paragraphs in both.
+    """
+    if half not in HALVES:
+        raise ValueError(f"half must be one of {HALVES}, got {half!r}")
+    if not squad.articles:
+        raise ValueError("squad has no articles to split by (a SquadSet made by hand? "
+                         "load_squad records them)")
+    kept = {pid for a in squad.articles if article_half(a.key) == half for pid in a.paragraph_ids}
+    return keep_paragraphs(squad, kept)
+
+
+def load_drcd(half: str | None = None) -> SquadSet:
+    """DRCD test (Traditional Chinese): all of it, or one half by article
+    (``half="choose"`` or ``"report"``, :func:`split_by_article`).
+
+    >>> drcd = load_drcd()                                   # doctest: +SKIP
+    >>> len(drcd.articles), len(drcd.paragraphs), len(drcd.questions)   # doctest: +SKIP
+    (378, 1000, 3493)
+    """
+    squad = load_squad(fetch_drcd())
+    return squad if half is None else split_by_article(squad, half)
+
+
+def build_article_knowledge_base(squad: SquadSet) -> KnowledgeBase:
+    """Articles as files: one file per article, its paragraphs in order joined with
+    ``\\n``, named ``<key>_<title>.txt`` — a user's knowledge base of whole documents.
+    Gold stays the paragraph that holds the answer; each question learns its file and
+    where its paragraph starts there (so answer-span recall works on any chunking).
+
+    >>> squad = SquadSet([("1-1", "甲。"), ("1-2", "乙。")], [],
+    ...                  articles=[Article("1", "标题/一", ["1-1", "1-2"])])
+    >>> build_article_knowledge_base(squad).files
+    {'1_标题_一.txt': '甲。\\n乙。'}
+    """
+    if not squad.articles:
+        raise ValueError("squad has no articles (load_squad records them)")
+    return build_knowledge_base(squad, groups=[
+        (f"{a.key}_{_file_safe(a.title)}.txt", a.paragraph_ids) for a in squad.articles])
+
+
+def _file_safe(title: str) -> str:
+    return "".join("_" if ch in '/\\:*?"<>|\0' or ch.isspace() else ch for ch in title)[:60]
+
+
+def merge_squads(*squads: SquadSet) -> SquadSet:
+    """Several sets as one (paragraphs, questions, articles and repairs in the order given):
+    one knowledge base holding both corpora. Paragraph and article ids must not collide.
+
+    >>> a = SquadSet([("p1", "甲")], [], articles=[Article("1", "", ["p1"])])
+    >>> b = SquadSet([("q1", "乙")], [], articles=[Article("2", "", ["q1"])])
+    >>> [pid for pid, _ in merge_squads(a, b).paragraphs]
+    ['p1', 'q1']
+    """
+    merged = SquadSet([], [])
+    for squad in squads:
+        merged.paragraphs += squad.paragraphs
+        merged.questions += squad.questions
+        merged.skipped += squad.skipped
+        merged.fixed_offsets += squad.fixed_offsets
+        merged.dropped_answers += squad.dropped_answers
+        merged.articles += squad.articles
+    for what, ids in (("paragraph", [pid for pid, _ in merged.paragraphs]),
+                      ("article", [a.key for a in merged.articles])):
+        if len(set(ids)) != len(ids):
+            repeated = next(i for i in ids if ids.count(i) > 1)
+            raise ValueError(f"the sets share the {what} id {repeated!r}: ids must be unique "
+                             "across the sets merged")
+    return merged
 
 
 # ---------------------------------------------------------------- our sample corpus

@@ -78,17 +78,23 @@ USE_COSINE_CUT_OFF = 0.3
 RERANK_CUT_OFF = 2.0
 
 
-def paragraph_paths(doc: Document, topk: int = WIDE) -> dict[str, Retriever]:
-    """The three paragraph retrievers of the multi-path pipelines: words, characters, meaning."""
-    return {"bm25 words": Retriever(doc, "paragraph", "bm25_chinese", topk=topk),
-            "bm25 characters": Retriever(doc, "paragraph", "bm25_char", topk=topk),
+def paragraph_paths(doc: Document, topk: int = WIDE, normalise_script: bool = True
+                    ) -> dict[str, Retriever]:
+    """The three paragraph retrievers of the multi-path pipelines: words, characters,
+    meaning. The two BM25 paths tokenise after converting both sides to Simplified
+    (``normalise_script``, :mod:`course_lib.scripts`): a question in either script finds
+    a paragraph in either (on CMRC's Simplified text that changes nothing)."""
+    norm = "_norm" if normalise_script else ""
+    return {"bm25 words": Retriever(doc, "paragraph", f"bm25_chinese{norm}", topk=topk),
+            "bm25 characters": Retriever(doc, "paragraph", f"bm25_char{norm}", topk=topk),
             "cosine (e5)": Retriever(doc, "paragraph", "cosine", topk=topk)}
 
 
-def prepared_reranker(doc: Document, topk: int = TOPK, score_cut_off: float | None = None
-                      ) -> Reranker:
-    """The offline FeatureReranker, with the paragraphs tokenised and embedded in advance."""
-    features = FeatureReranker()
+def prepared_reranker(doc: Document, topk: int = TOPK, score_cut_off: float | None = None,
+                      normalise_script: bool = True) -> Reranker:
+    """The offline FeatureReranker (its token features script-normalised), with the
+    paragraphs tokenised and embedded in advance."""
+    features = FeatureReranker(normalise_script=normalise_script)
     features.prepare([n.text for n in doc.get_nodes("paragraph")])
     return Reranker("ModuleReranker", model=features, topk=topk, score_cut_off=score_cut_off)
 

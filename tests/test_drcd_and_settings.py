@@ -1,0 +1,141 @@
+"""DRCD (the second knowledge base), its halves by article, script conversion, and the
+three settings built from the files (:mod:`course_lib.lab.settings`)."""
+
+import json
+import os
+
+import pytest
+
+from course_lib import scripts
+from course_lib.lab import datasets, settings
+from course_lib.lab.datasets import (
+    Article,
+    DatasetUnavailableError,
+    article_half,
+    build_article_knowledge_base,
+    load_squad,
+    merge_squads,
+    split_by_article,
+)
+
+
+@pytest.fixture(scope="module")
+def drcd():
+    try:
+        return datasets.load_drcd()
+    except DatasetUnavailableError as error:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"DRCD not available: {error}")
+
+
+def test_drcd_loads_every_question_with_its_articles(drcd):
+    assert (len(drcd.articles), len(drcd.paragraphs), len(drcd.questions)) == (378, 1000, 3493)
+    assert not drcd.skipped and not drcd.dropped_answers
+    assert sum(len(a.paragraph_ids) for a in drcd.articles) == 1000
+    # every answer is where its offset says (repairs, if any, are counted in fixed_offsets)
+    for q in drcd.questions:
+        for start, answer in zip(q.answer_starts, q.answers, strict=True):
+            assert q.paragraph[start:start + len(answer)] == answer
+    print(drcd.summary())
+
+
+def test_the_halves_split_by_article_deterministically_and_cover_everything(drcd):
+    choose, report = (split_by_article(drcd, half) for half in ("choose", "report"))
+    keys = {h: {a.key for a in part.articles} for h, part in (("c", choose), ("r", report))}
+    assert not keys["c"] & keys["r"]
+    assert len(keys["c"]) + len(keys["r"]) == 378
+    assert len(choose.questions) + len(report.questions) == 3493
+    assert 0.4 < len(choose.questions) / 3493 < 0.6
+    # siblings never straddle the split: a paragraph's article decides its half
+    article_of = {pid: a.key for a in drcd.articles for pid in a.paragraph_ids}
+    assert all(article_half(article_of[q.paragraph_id]) == "choose" for q in choose.questions)
+    # deterministic: the same file, the same split (no seed, no order dependence)
+    again = split_by_article(datasets.load_drcd(), "choose")
+    assert [q.id for q in again.questions] == [q.id for q in choose.questions]
+    assert (len(choose.questions), len(report.questions)) == (1648, 1845)
+    with pytest.raises(ValueError, match="half must be one of"):
+        split_by_article(drcd, "test")
+
+
+def test_the_split_does_not_depend_on_which_other_articles_exist():
+    a = datasets.SquadSet([("x", "甲"), ("y", "乙")], [],
+                          articles=[Article("1147", "", ["x"]), Article("1148", "", ["y"])])
+    alone = datasets.SquadSet([("x", "甲")], [], articles=[Article("1147", "", ["x"])])
+    assert (split_by_article(a, "report").paragraphs == split_by_article(alone, "report").paragraphs
+            == [("x", "甲")])
+
+
+def test_articles_as_files_reproduce_the_file_and_map_gold(drcd):
+    kb = build_article_knowledge_base(drcd)
+    assert len(kb.files) == 378 and len(kb.paragraphs) == 1000
+    text_of = dict(drcd.paragraphs)
+    for article in drcd.articles:
+        name = next(n for n in kb.files if n.startswith(f"{article.key}_"))
+        assert kb.files[name].split("\n") == [text_of[p] for p in article.paragraph_ids]
+    for q in kb.questions:
+        text = kb.files[q.file_name]
+        assert text[q.paragraph_offset:q.paragraph_offset + len(q.paragraph)] == q.paragraph
+        assert q.file_name.startswith(q.paragraph_id.split("-")[0] + "_")
+
+
+def test_load_squad_records_articles_in_file_order(tmp_path):
+    data = {"data": [
+        {"id": "7", "title": "甲", "paragraphs": [{"context": "一。", "qas": []},
+                                                 {"context": "二。", "qas": []}]},
+        {"title": "乙", "paragraphs": [{"context": "三。", "qas": []}]}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    squad = load_squad(path)
+    assert squad.articles == [Article("7", "甲", ["甲_0", "甲_1"]), Article("a1", "乙", ["乙_0"])]
+
+
+def test_merging_refuses_colliding_ids():
+    a = datasets.SquadSet([("p", "甲")], [], articles=[Article("1", "", ["p"])])
+    with pytest.raises(ValueError, match="share the paragraph id 'p'"):
+        merge_squads(a, a)
+
+
+def test_a_known_sentence_in_both_scripts():
+    traditional = "臺灣大學圖書館的藏書數量為全臺之冠。"
+    simplified = "台湾大学图书馆的藏书数量为全台之冠。"
+    assert scripts.to_simplified(traditional) == simplified
+    assert scripts.to_simplified(simplified) == simplified  # already Simplified: unchanged
+    # s2t writes OpenCC's standard Traditional, which differs from Taiwan's in a few
+    # characters (爲 for 為): a round trip is exact, the other direction is not
+    assert scripts.to_traditional(simplified) == traditional.replace("為", "爲")
+    assert scripts.to_simplified(scripts.to_traditional(simplified)) == simplified
+    with pytest.raises(ValueError, match="config must be one of"):
+        scripts.convert(traditional, "tw2sp")
+
+
+def test_script_normalised_tokens_agree_across_scripts():
+    from course_lib.text_tokens import chinese_tokens
+
+    tokens = scripts.script_normalised(chinese_tokens)
+    assert tokens("臺灣大學圖書館") == tokens("台湾大学图书馆")
+    assert chinese_tokens("臺灣大學圖書館") != chinese_tokens("台湾大学图书馆")
+
+
+def test_cross_script_questions_keep_their_gold(drcd):
+    kb = build_article_knowledge_base(datasets.split_by_article(drcd, "choose"))
+    converted = settings.cross_script(kb)
+    assert [q.id for q in converted.questions] == [q.id for q in kb.questions]
+    assert [q.paragraph for q in converted.questions] == [q.paragraph for q in kb.questions]
+    changed = sum(a.question != b.question for a, b in zip(kb.questions, converted.questions))
+    assert changed > 0.95 * len(kb.questions)
+    assert converted.files is kb.files
+
+
+def test_the_settings_ask_their_half_of_one_knowledge_base(drcd):
+    choose, report = settings.drcd_articles("choose"), settings.drcd_articles("report")
+    assert choose.files == report.files and len(choose.files) == 378
+    assert len(choose.questions) == 1648 and len(report.questions) == 1845
+    mixed = settings.mixed_kb("report")
+    assert len(mixed.paragraphs) == 848 + 1000
+    assert sum(name.startswith("drcd_") for name in mixed.files) == 378
+    asked = {q.id for q in mixed.questions}
+    assert {q.id for q in report.questions} <= asked
+    assert not {q.id for q in choose.questions} & asked
+    with pytest.raises(ValueError, match="half must be one of"):
+        settings.drcd_articles("all")
