@@ -43,8 +43,8 @@ from .bm25 import BM25Stats
 from .index import as_embedder
 from .node import DocNode
 from .ranking import best_first, passes, round_score
-from .text_splitter import split_sentences
 from .scripts import to_simplified
+from .text_splitter import split_sentences
 from .text_tokens import TextCache, char_ngrams, chinese_tokens, coverage, english_tokens
 
 Scorer = Callable[[str, list[str]], Sequence[float]]

@@ -23,7 +23,7 @@ the conversion every reader of both scripts would agree on.)
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 from .text_tokens import TextCache
 
@@ -36,8 +36,8 @@ CONVERTED: TextCache[str] = TextCache(max_entries=32_768, max_chars=2_000_000,
                                       max_text_chars=20_000)
 
 
-@lru_cache(maxsize=None)
-def _converter(config: str):  # noqa: ANN202 - opencc's own type
+@cache
+def _converter(config: str):  # opencc.OpenCC, imported when first needed
     import opencc
 
     return opencc.OpenCC(config)

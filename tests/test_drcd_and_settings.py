@@ -122,7 +122,8 @@ def test_cross_script_questions_keep_their_gold(drcd):
     converted = settings.cross_script(kb)
     assert [q.id for q in converted.questions] == [q.id for q in kb.questions]
     assert [q.paragraph for q in converted.questions] == [q.paragraph for q in kb.questions]
-    changed = sum(a.question != b.question for a, b in zip(kb.questions, converted.questions))
+    pairs = zip(kb.questions, converted.questions, strict=True)
+    changed = sum(a.question != b.question for a, b in pairs)
     assert changed > 0.95 * len(kb.questions)
     assert converted.files is kb.files
 

@@ -494,7 +494,8 @@ def keep_paragraphs(squad: SquadSet, kept: set[str]) -> SquadSet:
     order), their questions, their articles, and the repairs counted for the questions
     kept (a skipped empty question has no paragraph to follow, so every one is kept).
 
-    >>> squad = SquadSet([("p1", "甲"), ("p2", "乙")], [], articles=[Article("1", "t", ["p1", "p2"])])
+    >>> squad = SquadSet([("p1", "甲"), ("p2", "乙")], [],
+    ...                  articles=[Article("1", "t", ["p1", "p2"])])
     >>> part = keep_paragraphs(squad, {"p2"})
     >>> part.paragraphs, part.articles
     ([('p2', '乙')], [Article(key='1', title='t', paragraph_ids=['p2'])])
