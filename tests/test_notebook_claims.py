@@ -97,6 +97,84 @@ def test_the_scan_catches_a_number_no_output_shows(tmp_path):
     assert unbacked_numbers(path) == ["0.912"]
 
 
+# ---------------------------------------------------------------- verdicts read from a table
+# A win/loss table (course_lib.lab.wins.format_win_loss) ends with this footer; its rows
+# end with a verdict. The markdown after such a table, up to the next code cell, reads it:
+# each sentence there that says "wins", "loses" or "no detectable difference" must quote a
+# signed difference of a row whose verdict is the same — and none of a row whose verdict
+# differs.
+TABLE_FOOTER = "verdict from p_holm"
+VERDICT = re.compile(r"\b(wins|win|loses|lose|no detectable difference)\b")
+SIGNED = re.compile(r"(?<![\w.])[+\-−]\d+\.\d+")
+_CANONICAL = {"win": "wins", "wins": "wins", "lose": "loses", "loses": "loses",
+              "no detectable difference": "no detectable difference"}
+
+
+def _rows(text: str) -> list[tuple[str, str]]:
+    """(signed difference, verdict) of each row of the win/loss tables in ``text``."""
+    rows = []
+    for line in text.splitlines():
+        found = re.search(r"([+\-]\d+\.\d+) \[[+\-]\d+\.\d+, [+\-]\d+\.\d+\].*?"
+                          r"(wins|loses|no detectable difference)$", line.rstrip())
+        if found:
+            rows.append((found.group(1), found.group(2)))
+    return rows
+
+
+def _sentences(markdown: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?;:])\s+|\n\s*[*\-] |\n\n", markdown) if s.strip()]
+
+
+def verdict_mismatches(path: Path) -> list[str]:
+    """Sentences after a win/loss table whose verdict the table does not back."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    problems, rows = [], []
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            text = "".join(t for o in cell.get("outputs", []) for t in _texts(o))
+            rows = _rows(text) if TABLE_FOOTER in text else []
+            continue
+        if not rows:
+            continue
+        for sentence in _sentences("".join(cell["source"])):
+            said = {_CANONICAL[v] for v in VERDICT.findall(sentence)}
+            numbers = [n.replace("−", "-") for n in SIGNED.findall(sentence)]
+            if not said or not numbers:
+                continue
+            for number in numbers:
+                verdicts = {v for d, v in rows if d == number}
+                if verdicts and not verdicts & said:
+                    problems.append(f"{number} is {sorted(verdicts)} in the table, the text "
+                                    f"says {sorted(said)}: {sentence.strip()[:120]}")
+            if not any(d in numbers and v in said for d, v in rows):
+                problems.append(f"no row of the table above has {numbers} with "
+                                f"{sorted(said)}: {sentence.strip()[:120]}")
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_verdicts_in_the_text_are_the_tables(path):
+    assert verdict_mismatches(path) == []
+
+
+def test_the_verdict_check_catches_a_win_the_table_does_not_support(tmp_path):
+    table = ("setting  technique vs baseline  metric  baseline  technique  difference\n"
+             "x  a vs b  recall@1  0.600  0.900  +0.300 [+0.270, +0.330]  <0.001  <0.001  wins\n"
+             "y  a vs b  recall@1  0.960  0.961  +0.001 [-0.002, +0.004]   1.000   1.000  "
+             "no detectable difference\n(9 questions) ... verdict from p_holm < 0.05\n")
+    def notebook(text):
+        path = tmp_path / "nb.ipynb"
+        path.write_text(json.dumps({"cells": [
+            {"cell_type": "code", "source": [""],
+             "outputs": [{"output_type": "stream", "text": [table]}]},
+            {"cell_type": "markdown", "source": [text]}]}), encoding="utf-8")
+        return path
+    assert verdict_mismatches(notebook("Normalising wins (+0.300). On CMRC there is no "
+                                       "detectable difference (+0.001).")) == []
+    assert len(verdict_mismatches(notebook("On CMRC it wins too (+0.001)."))) == 2
+    assert len(verdict_mismatches(notebook("Normalising wins by +0.310."))) == 1
+
+
 if __name__ == "__main__":
     for name in sys.argv[1:] or [str(p) for p in NOTEBOOKS]:
         print(Path(name).name, unbacked_numbers(Path(name)))
