@@ -133,7 +133,7 @@ def test_the_settings_ask_their_half_of_one_knowledge_base(drcd):
     assert choose.files == report.files and len(choose.files) == 378
     assert len(choose.questions) == 1648 and len(report.questions) == 1845
     mixed = settings.mixed_kb("report")
-    assert len(mixed.paragraphs) == 848 + 1000
+    assert len(mixed.paragraphs) == 256 + 1000
     assert sum(name.startswith("drcd_") for name in mixed.files) == 378
     asked = {q.id for q in mixed.questions}
     assert {q.id for q in report.questions} <= asked

@@ -1,7 +1,7 @@
 """Command line: ``python -m course_lib {data,pipelines,evaluate,compare,reproduce,classroom}``.
 
-* ``data [--embed]`` — fetch and verify CMRC 2018 trial and dev (SHA-256), print what
-  each holds; ``--embed`` also fills the embedding cache (:func:`_embed_all`).
+* ``data [--embed]`` — fetch and verify CMRC 2018 trial and dev and DRCD test (SHA-256),
+  print what each holds; ``--embed`` also fills the embedding cache (:func:`_embed_all`).
 * ``pipelines`` — list the registered pipeline names.
 * ``evaluate --squad FILE --pipeline NAME [--docs-per-file N] [--json OUT] [--run OUT]
   [--qrels OUT]`` — score one pipeline: each metric with its 95 % interval;
@@ -55,6 +55,7 @@ from .datasets import (
     SquadSet,
     build_knowledge_base,
     fetch_cmrc2018,
+    fetch_drcd,
     load_squad,
 )
 
@@ -226,6 +227,11 @@ def _embed_all(squads: dict[str, SquadSet]) -> None:
         print("  cached: " + ", ".join(f"{n} passages and questions with {m}"
                                        for m, n in counts.items()) + " (e5: and their sentences)")
         print(f"  and {embed_tier_questions(kb)} swapped-subject questions of notebook 12 (e5)")
+    from .settings import embed_settings
+
+    print("embedding the second knowledge base: DRCD test (+ the held-out CMRC paragraphs), "
+          "questions in both scripts (once; e5 only, then cached) ...", flush=True)
+    print(f"  cached: {embed_settings():,} passages, sentences and questions with e5")
 
 
 def _run_data(args: argparse.Namespace, checked: Checked) -> None:
@@ -235,6 +241,10 @@ def _run_data(args: argparse.Namespace, checked: Checked) -> None:
         squads[split] = load_squad(path)
         print(f"CMRC 2018 {split}: {path}")
         print(f"  {squads[split].summary()}")
+    path = fetch_drcd()
+    drcd = load_squad(path)
+    print(f"DRCD test: {path}")
+    print(f"  {len(drcd.articles)} articles, {drcd.summary()}")
     if args.embed:
         _embed_all(squads)
 

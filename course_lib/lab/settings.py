@@ -11,12 +11,14 @@ mechanism should *not* help, so the measurement decides:
 * :func:`cross_script` — **questions in the other script**: the same questions converted
   to Simplified with OpenCC, asked of the Traditional knowledge base (a mainland reader
   querying a Taiwanese wiki).
-* :func:`mixed_kb` — **one knowledge base, two corpora**: CMRC 2018 dev (Simplified) and
-  DRCD test (Traditional) together, 1,848 paragraphs, questions from both.
+* :func:`mixed_kb` — **one knowledge base, two corpora**: the course's held-out CMRC 2018
+  dev paragraphs (Simplified) and DRCD test (Traditional) together, 1,256 paragraphs,
+  questions from both.
 
 Every setting comes in two halves (:func:`course_lib.lab.datasets.split_by_article`):
 settings are chosen on ``"choose"`` and reported on ``"report"``. The knowledge base is
-the same in both halves (all of DRCD; all of CMRC dev + DRCD), only the questions differ:
+the same in both halves (all of DRCD; CMRC's held-out paragraphs + DRCD), only the
+questions differ:
 a paragraph of the other half stays in the knowledge base as a distractor, its questions
 are not asked. No gold label crosses the split.
 
@@ -32,12 +34,14 @@ from dataclasses import replace
 from ..scripts import convert
 from .datasets import (
     HALVES,
+    HELD_OUT,
     KnowledgeBase,
     SquadSet,
     article_half,
     build_article_knowledge_base,
     build_knowledge_base,
     fetch_cmrc2018,
+    keep_paragraphs,
     load_drcd,
     load_squad,
     merge_squads,
@@ -76,10 +80,14 @@ def cross_script(kb: KnowledgeBase, config: str = "t2s") -> KnowledgeBase:
 
 
 def mixed_kb(half: str | None = None) -> KnowledgeBase:
-    """CMRC 2018 dev (848 paragraphs, Simplified, 10 per file as the chapter's) and DRCD
-    test (1,000 paragraphs, Traditional, articles as files) as one knowledge base,
-    asking the questions of ``half`` of both (CMRC's articles are its paragraphs)."""
-    cmrc = load_squad(fetch_cmrc2018(split="dev"))
+    """The course's held-out CMRC 2018 dev set (its first 256 paragraphs, Simplified, 10
+    per file as the chapter's: :data:`~course_lib.lab.datasets.HELD_OUT`) and DRCD test
+    (1,000 paragraphs, Traditional, articles as files) as one knowledge base of 1,256
+    paragraphs, asking the questions of ``half`` of both (CMRC's articles are its
+    paragraphs). The whole dev set (848 paragraphs) would cost set-up nine more minutes
+    of e5 for the same lesson: distractors in the other script."""
+    cmrc = load_squad(fetch_cmrc2018(split=HELD_OUT["split"]))
+    cmrc = keep_paragraphs(cmrc, {pid for pid, _ in cmrc.paragraphs[:HELD_OUT["paragraphs"]]})
     drcd = load_drcd()
     ids = [pid for pid, _ in cmrc.paragraphs]
     width = len(str(len(ids) // 10 + 1))
@@ -88,3 +96,27 @@ def mixed_kb(half: str | None = None) -> KnowledgeBase:
     groups += [(f"drcd_{a.key}.txt", a.paragraph_ids) for a in drcd.articles]
     both = merge_squads(cmrc, drcd)
     return _half_questions(build_knowledge_base(both, groups=groups), both, half)
+
+
+def embed_settings() -> int:
+    """Fill the e5 cache for these settings, once, at set-up (``python -m course_lib data
+    --embed``): the paragraphs of :func:`mixed_kb` (CMRC's held-out set + DRCD: every
+    paragraph of :func:`drcd_articles` too) and the sentences the offline reranker reads, the
+    questions of both corpora, and DRCD's questions in Simplified (:func:`cross_script`).
+    USE is not embedded here. Returns how many texts were embedded or found cached.
+    """
+    from ..embeddings import default_embedder
+    from ..rerank import FeatureReranker, candidate_sentences
+    from .kb_document import knowledge_base_document
+
+    kb = mixed_kb()
+    doc = knowledge_base_document(kb, embed=True)
+    doc.index("paragraph").embeddings("e5")
+    paragraphs = [n.text for n in doc.get_nodes("paragraph")]
+    FeatureReranker().prepare(paragraphs)  # and their sentences
+    questions = [q.question for q in kb.questions]
+    simplified = [convert(q.question, "t2s") for q in kb.questions
+                  if q.file_name.startswith("drcd_")]
+    default_embedder("e5").embed_queries(questions + simplified)
+    return (len(paragraphs) + sum(len(candidate_sentences(p)) for p in paragraphs)
+            + len(questions) + len(simplified))
