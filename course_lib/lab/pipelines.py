@@ -17,7 +17,7 @@ from ..fusion import MultiRetriever, Retrieve
 from ..node import DocNode
 from ..rerank import FeatureReranker, Reranker
 from ..retriever import Retriever
-from ..text_splitter import SentenceSplitter, approx_gpt2_tokens
+from ..text_splitter import SentenceSplitter, approx_gpt2_tokens, split_sentences
 from .datasets import KnowledgeBase
 from .kb_document import knowledge_base_document, summary_document
 
@@ -181,6 +181,42 @@ def _multipath_rerank_cutoff(kb: KnowledgeBase) -> Retrieve:
     doc = knowledge_base_document(kb, embed=True)
     return rerank_after(MultiRetriever(paragraph_paths(doc)),
                         prepared_reranker(doc, score_cut_off=RERANK_CUT_OFF))
+
+
+# ---- Units on whole articles (articles as files, :func:`course_lib.lab.settings.drcd_articles`):
+# what a retrieved unit holds is decided by the group.
+@register_pipeline("bm25-paragraph-norm", "bm25-paragraph with both sides converted to "
+                   "Simplified before tokenising (OpenCC t2s: script normalisation)")
+def _bm25_paragraph_norm(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb), "paragraph", "bm25_chinese_norm", topk=TOPK)
+
+
+@register_pipeline("bm25-article", "whole files (one root node each), BM25 on jieba words",
+                   chunked=True)
+def _bm25_article(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb), "root", "bm25_chinese", topk=TOPK)
+
+
+def sentence_document(kb: KnowledgeBase) -> Document:
+    """The knowledge base with a ``sentence`` group under ``paragraph`` (the course's
+    sentence splitter): small nodes whose parents are paragraphs."""
+    doc = knowledge_base_document(kb)
+    doc.create_node_group("sentence", transform=split_sentences, parent="paragraph")
+    return doc
+
+
+@register_pipeline("bm25-sentence", "sentences (children of paragraphs), BM25 on jieba words",
+                   chunked=True)
+def _bm25_sentence(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(sentence_document(kb), "sentence", "bm25_chinese", topk=TOPK)
+
+
+@register_pipeline("bm25-sentence-to-paragraph", "match sentences with BM25, return their "
+                   "parent paragraphs (small-to-big; top 5 sentences, parents deduplicated)",
+                   chunked=True)
+def _bm25_sentence_to_paragraph(kb: KnowledgeBase) -> Retrieve:
+    doc = sentence_document(kb)
+    return small_to_big(Retriever(doc, "sentence", "bm25_chinese", topk=TOPK), doc)
 
 
 # ---- LLM-built groups and query rewriting. Pipelines use the offline stand-in, so their

@@ -122,15 +122,115 @@ CUT_OFF_ROWS = [
 ANSWERABILITY = "answerability"  # the table that is not a recall table (and not the chapter's)
 
 
-def evaluate_once(kb: KnowledgeBase, name: str, done: dict[str, dict[str, Any]]
-                  ) -> dict[str, Any]:
+# Where each upgrade wins (not the chapter's): each lesson's technique against its baseline
+# in a setting where its mechanism should help, and in one where it should not
+# (:mod:`course_lib.lab.settings`). Chosen on the choose half, reported on the report half.
+@dataclass
+class Claim:
+    lesson: str
+    setting: str  # a key of SETTINGS
+    technique: str  # pipeline names
+    baseline: str
+    metric: str = "recall@1"
+
+
+SETTINGS = ("CMRC", "DRCD articles", "DRCD, Simplified questions", "CMRC + DRCD")
+WINS = [
+    Claim("02 rewriting", "DRCD, Simplified questions", "bm25-paragraph-norm", "bm25-paragraph"),
+    Claim("02 rewriting", "CMRC", "bm25-paragraph-norm", "bm25-paragraph"),
+    Claim("03 chunk groups", "DRCD articles", "bm25-paragraph", "bm25-coarse",
+          "context_relevance@1"),
+    Claim("03 chunk groups", "DRCD articles", "bm25-paragraph", "bm25-coarse", "span_recall@5"),
+    Claim("05 node-group tree", "DRCD articles", "bm25-sentence-to-paragraph", "bm25-sentence",
+          "span_recall@1"),
+    Claim("05 node-group tree", "DRCD articles", "bm25-sentence-to-paragraph", "bm25-paragraph",
+          "span_recall@1"),
+    Claim("06 tokenisation", "DRCD articles", "bm25-paragraph-norm", "bm25-paragraph"),
+    Claim("06 tokenisation", "DRCD, Simplified questions", "bm25-char-paragraph",
+          "bm25-paragraph"),
+    Claim("06 tokenisation", "DRCD, Simplified questions", "cosine-paragraph", "bm25-paragraph"),
+    Claim("07 cut-off", "CMRC + DRCD", "cosine-paragraph-cutoff", "cosine-paragraph",
+          "context_relevance@5"),
+    Claim("07 cut-off", "CMRC + DRCD", "cosine-paragraph-cutoff", "cosine-paragraph",
+          "recall@5"),
+    Claim("08 reranking", "DRCD articles", "bm25-paragraph-rerank", "bm25-paragraph"),
+    Claim("08 reranking", "CMRC", "bm25-paragraph-rerank", "bm25-paragraph"),
+    Claim("09 multi-path", "DRCD, Simplified questions", "multipath-rerank", "bm25-char-paragraph"),
+    Claim("09 multi-path", "CMRC + DRCD", "multipath-rerank", "bm25-char-paragraph"),
+    Claim("09 multi-path", "CMRC", "multipath-rerank", "bm25-char-paragraph"),
+]
+
+
+def setting_kb(setting: str, half: str) -> KnowledgeBase:
+    """The knowledge base of ``setting`` (:data:`SETTINGS`) asking ``half``'s questions;
+    for CMRC the choose half is trial and the report half the held-out dev set."""
+    from .datasets import load_cmrc2018_kb, load_held_out_kb
+    from .settings import cross_script, drcd_articles, mixed_kb
+
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    if setting == "CMRC":
+        return load_cmrc2018_kb() if half == "choose" else load_held_out_kb()
+    if setting == "CMRC + DRCD":
+        return mixed_kb(half)
+    kb = drcd_articles(half)
+    return cross_script(kb) if setting == "DRCD, Simplified questions" else kb
+
+
+def wins_report(done: dict[tuple[str, str], dict[str, dict[str, Any]]] | None = None
+                ) -> dict[str, Any]:
+    """Every :data:`WINS` claim on the choose half and on the report half: per half the
+    rows of :func:`course_lib.lab.wins.win_loss` (Holm over the claims of that half).
+    ``done[(setting, half)]`` receives (and may already hold) each evaluation, keyed by
+    pipeline, so that no pipeline runs twice on one knowledge base (the CMRC ones are
+    the trial and held-out results of :func:`reproduce`)."""
+    from .wins import Case, win_loss
+
+    done = {} if done is None else done
+    halves = {}
+    for half in ("choose", "report"):
+        cases = []
+        for claim in WINS:
+            key = (claim.setting, half)
+            if key not in done:
+                done[key] = {}
+            results = done[key]
+            if claim.technique not in results or claim.baseline not in results:
+                kb = _kb_cache(claim.setting, half)
+                for name in (claim.baseline, claim.technique):
+                    evaluate_once(kb, name, results,
+                                  span_recall=True if claim.setting != "CMRC" else None)
+            cases.append(Case(claim.setting, claim.technique, claim.baseline,
+                              results[claim.technique], results[claim.baseline], claim.metric))
+        halves[half] = win_loss(cases)
+    rows = [{"lesson": claim.lesson, "choose": choose, "report": report}
+            for claim, choose, report in zip(WINS, halves["choose"], halves["report"],
+                                             strict=True)]
+    return {"rows": rows}
+
+
+_KBS: dict[tuple[str, str], KnowledgeBase] = {}
+
+
+def _kb_cache(setting: str, half: str) -> KnowledgeBase:
+    if (setting, half) not in _KBS:
+        _KBS[(setting, half)] = setting_kb(setting, half)
+    return _KBS[(setting, half)]
+
+
+def evaluate_once(kb: KnowledgeBase, name: str, done: dict[str, dict[str, Any]],
+                  span_recall: bool | None = None) -> dict[str, Any]:
     """``evaluate(kb, name)``, kept in ``done`` (with its rankings) so that no pipeline
-    runs twice; a cut-off pipeline (``cut_off_of``) cuts its base's rankings."""
+    runs twice; a cut-off pipeline (``cut_off_of``) cuts its base's rankings.
+    ``span_recall=True`` adds answer-span recall to every pipeline (articles as files,
+    where paragraphs, chunks, sentences and whole articles are compared)."""
     if name not in done:
         spec = PIPELINES[name]
-        base = evaluate_once(kb, spec.cut_off_of[0], done) if spec.cut_off_of else None
+        base = (evaluate_once(kb, spec.cut_off_of[0], done, span_recall)
+                if spec.cut_off_of else None)
         # intervals: only where a table shows them (held_out_report), not for every row
-        done[name] = evaluate(kb, name, keep_rankings=True, base=base, with_intervals=False)
+        done[name] = evaluate(kb, name, keep_rankings=True, base=base, with_intervals=False,
+                              span_recall=span_recall)
     return done[name]
 
 
@@ -167,7 +267,10 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
         report["tables"][key] = {"title": table.title, "metrics": list(table.metrics),
                                  "tested": table.tested, "rows": rows}
     if held_out is not None:
+        held_out_results = {} if held_out_results is None else held_out_results
         report["held_out"] = held_out_report(kb, held_out, results, held_out_results)
+        report["wins"] = wins_report({("CMRC", "choose"): results,
+                                      ("CMRC", "report"): held_out_results})
     if ANSWERABILITY in chosen:
         skipped = {"skipped": "too few paragraphs with questions to hold some out in 5 folds"}
         report[ANSWERABILITY] = (evaluate_answerability(kb) if answerability_possible(kb)
@@ -264,6 +367,8 @@ def format_report(report: dict[str, Any], timing: bool = True) -> str:
                "within the table; no * = no detectable difference.")
     if "held_out" in report:
         out.extend(_held_out_lines(report["held_out"]))
+    if "wins" in report:
+        out.extend(_wins_lines(report["wins"]))
     if ANSWERABILITY in report:
         out.extend(_answerability_lines(report[ANSWERABILITY]))
     if timing:
@@ -304,6 +409,29 @@ def _held_out_lines(held: dict[str, Any]) -> list[str]:
         relevance = (f"{row['trial context_relevance@5']:.3f}→"
                      f"{row['dev context_relevance@5']:.3f}")
         lines.append(f"{row['label']:<42}{recall:>16}{relevance:>22}")
+    return lines
+
+
+def _wins_lines(wins: dict[str, Any]) -> list[str]:
+    """Where each upgrade wins: per claim, the choose half's difference, then the report
+    half's means, difference, interval, Holm-adjusted p and verdict."""
+    lines = ["\nWhere each upgrade wins (not in the chapter) — chosen on the choose half, "
+             "reported on the report half (DRCD test split by article; CMRC: trial → held-out dev)",
+             f"{'lesson':<19}{'setting':<27}{'technique vs baseline':<50}{'metric':<20}"
+             f"{'choose':>7}  {'report: baseline→technique, difference [95% interval]':<54}"
+             f"{'p_holm':>7}  verdict"]
+    lines.append("-" * (len(lines[-1]) + 16))
+    for row in wins["rows"]:
+        c, r = row["choose"], row["report"]
+        p = "<0.001" if r["p_holm"] < 0.001 else f"{r['p_holm']:.3f}"
+        cell = (f"{r['baseline_mean']:.3f}→{r['technique_mean']:.3f}, {r['difference']:+.3f} "
+                f"[{r['low']:+.3f}, {r['high']:+.3f}]")
+        lines.append(f"{row['lesson']:<19}{r['setting']:<27}"
+                     f"{r['technique'] + ' vs ' + r['baseline']:<50}{r['metric']:<20}"
+                     f"{c['difference']:>+7.3f}  {cell:<54}{p:>7}  {r['verdict']}")
+    lines.append("difference = technique − baseline, paired over the same questions (exact "
+                 "McNemar for hit/miss metrics, sign-flip otherwise); p_holm: Holm over the "
+                 "report half's rows; verdict from p_holm < 0.05")
     return lines
 
 
