@@ -113,10 +113,10 @@ def embed_settings() -> int:
     doc = knowledge_base_document(kb, embed=True)
     doc.index("paragraph").embeddings("e5")
     paragraphs = [n.text for n in doc.get_nodes("paragraph")]
-    FeatureReranker().prepare(paragraphs)  # and their sentences
     questions = [q.question for q in kb.questions]
     simplified = [convert(q.question, "t2s") for q in kb.questions
                   if q.file_name.startswith("drcd_")]
     default_embedder("e5").embed_queries(questions + simplified)
+    FeatureReranker().prepare(paragraphs)  # and their sentences: the largest part, last
     return (len(paragraphs) + sum(len(candidate_sentences(p)) for p in paragraphs)
             + len(questions) + len(simplified))
