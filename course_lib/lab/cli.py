@@ -15,7 +15,8 @@
   Holm-adjusted over the whole table (:mod:`course_lib.lab.comparison`).
 * ``reproduce [--squad FILE] [--json OUT] [--table NAME ...]`` — the chapter's tables
   beside ours, each row tested against its table's first row; without ``--squad``, also the
-  settings chosen on trial reported on the held-out dev set. ``--table`` (repeatable)
+  settings chosen on trial reported on the held-out dev set, and where each upgrade wins
+  (DRCD and CMRC, choose half → report half). ``--table`` (repeatable)
   prints only the tables named, without the held-out section.
 * ``classroom [--out DIR] [--exercise NN ...] [--no-release] [--exchange FOLDER]
   [--no-self-check]`` — an nbgrader course folder
@@ -336,7 +337,7 @@ def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
         from .datasets import load_held_out_kb
 
         report = reproduce(build_knowledge_base(load_squad(fetch_cmrc2018()), 10), tables,
-                           held_out=None if tables else load_held_out_kb())
+                           held_out=None if tables else load_held_out_kb(), wins=not tables)
     else:
         report = reproduce(build_knowledge_base(checked["squad"], 10), tables)
     print(format_report(report))

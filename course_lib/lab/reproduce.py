@@ -237,14 +237,16 @@ def evaluate_once(kb: KnowledgeBase, name: str, done: dict[str, dict[str, Any]],
 def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
               held_out: KnowledgeBase | None = None,
               results: dict[str, dict[str, Any]] | None = None,
-              held_out_results: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+              held_out_results: dict[str, dict[str, Any]] | None = None,
+              wins: bool = False) -> dict[str, Any]:
     """Evaluate every row of the chosen tables (default: all, ``answerability`` last);
     returns a JSON-ready dict: ``tables`` (the recall tables, each row after the first
     compared with the first, paired — :func:`compare_with_first`), ``answerability``,
     and, given ``held_out`` (the dev knowledge base), ``held_out``: the same settings
-    there (:func:`held_out_report`). ``results`` / ``held_out_results``: dicts that
-    receive every evaluation on ``kb`` / ``held_out`` (with per-question columns and
-    rankings), to reuse them afterwards."""
+    there (:func:`held_out_report`), and with ``wins=True`` also ``wins``: each lesson's
+    claim on DRCD and CMRC, choose half and report half (:func:`wins_report`; minutes).
+    ``results`` / ``held_out_results``: dicts that receive every evaluation on ``kb`` /
+    ``held_out`` (with per-question columns and rankings), to reuse them afterwards."""
     started = time.perf_counter()
     unknown = sorted(set(tables or []) - set(TABLES) - {ANSWERABILITY})
     if unknown:
@@ -269,8 +271,9 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
     if held_out is not None:
         held_out_results = {} if held_out_results is None else held_out_results
         report["held_out"] = held_out_report(kb, held_out, results, held_out_results)
-        report["wins"] = wins_report({("CMRC", "choose"): results,
-                                      ("CMRC", "report"): held_out_results})
+        if wins:
+            report["wins"] = wins_report({("CMRC", "choose"): results,
+                                          ("CMRC", "report"): held_out_results})
     if ANSWERABILITY in chosen:
         skipped = {"skipped": "too few paragraphs with questions to hold some out in 5 folds"}
         report[ANSWERABILITY] = (evaluate_answerability(kb) if answerability_possible(kb)
