@@ -177,20 +177,23 @@ def setting_kb(setting: str, half: str) -> KnowledgeBase:
     return cross_script(kb) if setting == "DRCD, Simplified questions" else kb
 
 
-def wins_report(done: dict[tuple[str, str], dict[str, dict[str, Any]]] | None = None
-                ) -> dict[str, Any]:
-    """Every :data:`WINS` claim on the choose half and on the report half: per half the
-    rows of :func:`course_lib.lab.wins.win_loss` (Holm over the claims of that half).
+def wins_report(done: dict[tuple[str, str], dict[str, dict[str, Any]]] | None = None,
+                claims: list[Claim] | None = None,
+                halves: tuple[str, ...] = ("choose", "report")) -> dict[str, Any]:
+    """Each claim (default: all of :data:`WINS`) on each half: per half the rows of
+    :func:`course_lib.lab.wins.win_loss` (Holm over the claims of that half).
     ``done[(setting, half)]`` receives (and may already hold) each evaluation, keyed by
     pipeline, so that no pipeline runs twice on one knowledge base (the CMRC ones are
-    the trial and held-out results of :func:`reproduce`)."""
+    the trial and held-out results of :func:`reproduce`). ``halves=("report",)`` skips
+    the choose half (half the time; nothing is chosen in these rows)."""
     from .wins import Case, win_loss
 
     done = {} if done is None else done
-    halves = {}
-    for half in ("choose", "report"):
+    claims = WINS if claims is None else claims
+    rows_of = {}
+    for half in halves:
         cases = []
-        for claim in WINS:
+        for claim in claims:
             key = (claim.setting, half)
             if key not in done:
                 done[key] = {}
@@ -202,10 +205,9 @@ def wins_report(done: dict[tuple[str, str], dict[str, dict[str, Any]]] | None = 
                                   span_recall=True if claim.setting != "CMRC" else None)
             cases.append(Case(claim.setting, claim.technique, claim.baseline,
                               results[claim.technique], results[claim.baseline], claim.metric))
-        halves[half] = win_loss(cases)
-    rows = [{"lesson": claim.lesson, "choose": choose, "report": report}
-            for claim, choose, report in zip(WINS, halves["choose"], halves["report"],
-                                             strict=True)]
+        rows_of[half] = win_loss(cases)
+    rows = [{"lesson": claim.lesson, **{half: rows_of[half][i] for half in halves}}
+            for i, claim in enumerate(claims)]
     return {"rows": rows}
 
 
@@ -415,6 +417,11 @@ def _held_out_lines(held: dict[str, Any]) -> list[str]:
     return lines
 
 
+def format_wins(wins: dict[str, Any]) -> str:
+    """:func:`wins_report`'s rows as a text table (the choose column "–" when skipped)."""
+    return "\n".join(_wins_lines(wins)[1:])
+
+
 def _wins_lines(wins: dict[str, Any]) -> list[str]:
     """Where each upgrade wins: per claim, the choose half's difference, then the report
     half's means, difference, interval, Holm-adjusted p and verdict."""
@@ -425,13 +432,14 @@ def _wins_lines(wins: dict[str, Any]) -> list[str]:
              f"{'p_holm':>7}  verdict"]
     lines.append("-" * (len(lines[-1]) + 16))
     for row in wins["rows"]:
-        c, r = row["choose"], row["report"]
+        r = row["report"]
+        choose = f"{row['choose']['difference']:>+7.3f}" if "choose" in row else f"{'–':>7}"
         p = "<0.001" if r["p_holm"] < 0.001 else f"{r['p_holm']:.3f}"
         cell = (f"{r['baseline_mean']:.3f}→{r['technique_mean']:.3f}, {r['difference']:+.3f} "
                 f"[{r['low']:+.3f}, {r['high']:+.3f}]")
         lines.append(f"{row['lesson']:<19}{r['setting']:<27}"
                      f"{r['technique'] + ' vs ' + r['baseline']:<50}{r['metric']:<20}"
-                     f"{c['difference']:>+7.3f}  {cell:<54}{p:>7}  {r['verdict']}")
+                     f"{choose}  {cell:<54}{p:>7}  {r['verdict']}")
     lines.append("difference = technique − baseline, paired over the same questions (exact "
                  "McNemar for hit/miss metrics, sign-flip otherwise); p_holm: Holm over the "
                  "report half's rows; verdict from p_holm < 0.05")
