@@ -140,3 +140,25 @@ def test_the_settings_ask_their_half_of_one_knowledge_base(drcd):
     assert not {q.id for q in choose.questions} & asked
     with pytest.raises(ValueError, match="half must be one of"):
         settings.drcd_articles("all")
+
+
+def test_the_wins_table_reads_as_the_claims_test_reads_it():
+    """format_wins prints rows the verdict check of the notebooks can read back."""
+    import sys
+    from pathlib import Path
+
+    from course_lib.lab.reproduce import format_wins
+    from course_lib.lab.wins import Case, win_loss
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_notebook_claims import TABLE_FOOTER, _rows
+
+    ids = [f"q{i}" for i in range(40)]
+    better = {"per_question": {"id": ids, "recall@1": [1] * 40}}
+    worse = {"per_question": {"id": ids, "recall@1": [0] * 10 + [1] * 30}}
+    rows = win_loss([Case("DRCD", "a", "b", better, worse), Case("CMRC", "a", "b", better, better)])
+    text = format_wins({"rows": [{"lesson": "02 x", "report": rows[0]},
+                                 {"lesson": "02 x", "report": rows[1]}]})
+    assert TABLE_FOOTER in text
+    assert _rows(text) == [("+0.250", "wins"), ("+0.000", "no detectable difference")]
+    assert "0.750→1.000" in text and "      –" in text
