@@ -21,6 +21,7 @@ from .datasets import KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, PIPELINES, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
 from .significance import compare_pair, holm, interval
+from .wins import format_p
 
 Triple = tuple[float, float, float]
 ALPHA = 0.05  # a difference is marked when its Holm-adjusted p-value is below this
@@ -434,7 +435,7 @@ def _wins_lines(wins: dict[str, Any]) -> list[str]:
     for row in wins["rows"]:
         r = row["report"]
         choose = f"{row['choose']['difference']:>+7.3f}" if "choose" in row else f"{'–':>7}"
-        p = "<0.001" if r["p_holm"] < 0.001 else f"{r['p_holm']:.3f}"
+        p = format_p(r["p_holm"])
         cell = (f"{r['baseline_mean']:.3f}→{r['technique_mean']:.3f}, {r['difference']:+.3f} "
                 f"[{r['low']:+.3f}, {r['high']:+.3f}]")
         lines.append(f"{row['lesson']:<19}{r['setting']:<27}"

@@ -81,8 +81,12 @@ def win_loss(cases: Sequence[Case], alpha: float = ALPHA, seed: int = SEED
     return rows
 
 
-def _p(value: float) -> str:
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+def format_p(value: float) -> str:
+    """A p-value as the table prints it: "<0.001", three decimals, or "1" (no
+    discordant questions at all; printed so, "1.000" would read as a measured share)."""
+    if value < 0.001:
+        return "<0.001"
+    return "1" if value >= 0.9995 else f"{value:.3f}"
 
 
 def format_win_loss(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
@@ -94,7 +98,7 @@ def format_win_loss(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
     setting  technique vs baseline  metric    baseline  technique  difference [95% interval]
         p  p_holm  verdict
     toy      new vs old             recall@1     1.000      1.000  +0.000 [+0.000, +0.000]
-        1.000   1.000  no detectable difference
+            1       1  no detectable difference
     (2 questions) difference = technique − baseline on the same questions; ...
     """
     pairs = [f"{r['technique']} vs {r['baseline']}" for r in rows]
@@ -107,9 +111,10 @@ def format_win_loss(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
                  f"{'difference [95% interval]':<26}  {'p':>6}  {'p_holm':>6}  verdict")
     for row, pair in zip(rows, pairs, strict=True):
         span = f"{row['difference']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}]"
+        p, p_holm = format_p(row["p"]), format_p(row["p_holm"])
         lines.append(f"{row['setting']:<{w_set}}  {pair:<{w_pair}}  {row['metric']:<{w_metric}}"
                      f"  {row['baseline_mean']:>8.3f}  {row['technique_mean']:>9.3f}  "
-                     f"{span:<26}  {_p(row['p']):>6}  {_p(row['p_holm']):>6}  {row['verdict']}")
+                     f"{span:<26}  {p:>6}  {p_holm:>6}  {row['verdict']}")
     counts = sorted({r["questions"] for r in rows})
     lines.append(f"({', '.join(map(str, counts))} questions) difference = technique − baseline "
                  "on the same questions; interval: percentile bootstrap; p: exact McNemar "
