@@ -95,6 +95,28 @@ def test_an_answer_printed_in_the_notebook_is_reported(monkeypatch):
     exercises.check_not_given_away("01")
 
 
+def test_a_signed_difference_is_not_an_answer_given_away(monkeypatch, tmp_path):
+    """A win/loss table prints "+0.000 [+0.000, +0.000]": a difference, not the answer 0."""
+    course = tmp_path / "course"
+    (course / "notebooks").mkdir(parents=True)
+    (course / "solutions").mkdir()
+    monkeypatch.setattr(exercises, "solutions_folder", lambda: course / "solutions")
+    def notebook(text):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            "print(table)", outputs=[nbformat.v4.new_output("stream", text=text)])])
+        nbformat.write(nb, course / "notebooks" / "01_x.ipynb")
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": 0.0, "mrr_10": 0.25})
+    notebook("CMRC  +0.000 [+0.000, +0.000]  10.000 s  p 1\n")
+    exercises.check_not_given_away("01")
+    notebook("largest gap 0.000\n")
+    with pytest.raises(AssertionError, match="recall_10 = 0.000 is already printed"):
+        exercises.check_not_given_away("01")
+    notebook("MRR -0.250 (a negative answer is still found)\n")
+    monkeypatch.setitem(exercises._EXPECTED, "01", {"recall_10": -0.25, "mrr_10": 0.9})
+    with pytest.raises(AssertionError, match="already printed"):
+        exercises.check_not_given_away("01")
+
+
 def test_solutions_are_found_from_the_course_folder_not_from_the_package(tmp_path, monkeypatch):
     """An installed library has no solutions/ beside it: the check looks in the working
     folder, beside it (a notebook runs in notebooks/), or where COURSE_SOLUTIONS points."""

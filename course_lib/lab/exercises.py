@@ -33,6 +33,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import runpy
 from dataclasses import dataclass
 from pathlib import Path
@@ -397,12 +398,14 @@ def score(exercise: str, expected: dict[str, Any], **answers: Any) -> float:
 
 def check_not_given_away(exercise: str) -> None:
     """Assert that the learner's notebook prints none of the expected numeric answers
-    (at 3 decimals): an answer copied from an earlier output would teach nothing."""
+    (at 3 decimals, as a number of its own): an answer copied from an earlier output
+    would teach nothing. A difference printed with its sign ("+0.000" in a win/loss
+    table) is another quantity and does not count; "10.000" does not hold "0.000"."""
     notebook = next(solutions_folder().parent.glob(f"notebooks/{exercise}_*.ipynb"))
     shown = " ".join(_output_texts(json.loads(notebook.read_text(encoding="utf-8"))))
     for name, value in expected_answers(exercise).items():
         for number in _floats(value):
-            if f"{number:.3f}" in shown:
+            if re.search(rf"(?<![\d.+]){re.escape(f'{number:.3f}')}(?!\d)", shown):
                 raise AssertionError(f"{exercise}: the answer {name} = {number:.3f} is already "
                                      f"printed in {notebook.name}")
     print(f"✓ {exercise}: no answer is printed in the notebook.")
