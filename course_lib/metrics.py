@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
@@ -35,8 +36,21 @@ def edit_similarity(a: str, b: str) -> float:
 
 
 def is_hit(unit: str, reference: str, threshold: float = HIT_THRESHOLD) -> bool:
-    """The chapter's hit rule: edit similarity strictly above ``threshold``."""
-    return edit_similarity(unit, reference) > threshold
+    """The chapter's hit rule: edit similarity strictly above ``threshold``.
+
+    >>> is_hit("长城东起山海关。", "长城东起山海关"), is_hit("长城", "山海关")
+    (True, False)
+    """
+    # The same as ``edit_similarity(unit, reference) > threshold``, about 3x faster:
+    # rapidfuzz may stop counting edits once there are more than ``allowed`` (it then
+    # returns allowed + 1, still too many to hit); fewer are counted exactly. (Its own
+    # cut-off on the normalised distance rounds, and missed a hit on the line.)
+    longest = max(len(unit), len(reference))
+    if longest == 0:
+        return 1.0 > threshold
+    allowed = int((1.0 - threshold) * longest) + 1
+    distance = Levenshtein.distance(unit, reference, score_cutoff=allowed)
+    return 1.0 - distance / longest > threshold
 
 
 def context_recall(retrieved: Sequence[str], references: Sequence[str],
@@ -68,9 +82,13 @@ def context_sentences(texts: Sequence[str], splitter: str = "。") -> list[str]:
     >>> context_sentences(["a。。b。", " 。c"])
     ['a', 'b', 'c']
     """
-    return [sentence for text in texts
-            for sentence in split_sentences(text, ends=splitter, newlines=False,
-                                            full_stop=None, keep_ends=False)]
+    return [sentence for text in texts for sentence in _sentences(text, splitter)]
+
+
+@functools.lru_cache(maxsize=8192)  # an evaluation meets the same passages again and again
+def _sentences(text: str, splitter: str) -> tuple[str, ...]:
+    return tuple(split_sentences(text, ends=splitter, newlines=False, full_stop=None,
+                                 keep_ends=False))
 
 
 def context_relevance(retrieved: Sequence[str], references: Sequence[str],

@@ -250,7 +250,9 @@ class FeatureReranker:
     ``cache_chars`` characters in all (each text twice, once for its words and once for
     its character n-grams; about 60 bytes per character: 1,000,000 ≈ 60 MB at most); a
     text over ``CACHE_TEXT_CHARS`` characters is counted each time, not kept. Queries
-    are never kept: each is counted once per call.
+    are never kept: each is counted once per call. The unit vectors of a candidate and of
+    its sentences are kept the same way, in :attr:`vectors` (e5: about 40 bytes per
+    character, 1,000,000 ≈ 40 MB at most).
     """
 
     CACHE_ENTRIES, CACHE_CHARS, CACHE_TEXT_CHARS = 32_768, 1_000_000, 10_000
@@ -283,6 +285,11 @@ class FeatureReranker:
         self.cache: TextCache[Counter[str]] = TextCache(
             self.CACHE_ENTRIES, check_int(cache_chars, "cache_chars", low=self.CACHE_TEXT_CHARS),
             self.CACHE_TEXT_CHARS)
+        # each candidate's unit vector and its sentences', kept like the counts: a text
+        # meets many queries, and looking its vectors up in the embedder's cache each
+        # time costs more than all the other features (the same numbers either way)
+        self.vectors: TextCache[tuple[np.ndarray, np.ndarray]] = TextCache(
+            self.CACHE_ENTRIES, self.cache.max_chars, self.CACHE_TEXT_CHARS)
         self._corpus_stats = self._stats(corpus) if corpus is not None else None
         self.name = "feature-reranker"
 
@@ -352,20 +359,24 @@ class FeatureReranker:
         return values
 
     def _vector_features(self, query: str, texts: list[str]) -> dict[str, np.ndarray]:
-        sentences = [candidate_sentences(t) for t in texts]
-        flat = [s for group in sentences for s in group]
-        q = self.embedder.embed_query(query)
-        vectors = np.vstack([np.asarray(q, dtype=np.float32).reshape(1, -1),
-                             np.asarray(self.embedder(texts + flat), dtype=np.float32)])
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        q, passages, sentence_vectors = vectors[0], vectors[1:len(texts) + 1], \
-            vectors[len(texts) + 1:]
+        q = unit_rows(np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+                      .reshape(1, -1))[0]
+        found = [self.vectors(text, self._passage_vectors, "vectors") for text in texts]
+        passages = np.vstack([passage for passage, _ in found])
+        sentences = [group for _, group in found]
+        sentence_vectors = np.vstack(sentences)
         sentence_scores = sentence_vectors @ q
         best, start = [], 0
         for group in sentences:
             best.append(sentence_scores[start:start + len(group)].max(initial=-1.0))
             start += len(group)
         return {"dense": passages @ q, "best_sentence": np.array(best)}
+
+    def _passage_vectors(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """``text``'s unit vector and its sentences' (one row each), for :attr:`vectors`."""
+        vectors = unit_rows(np.asarray(self.embedder([text, *candidate_sentences(text)]),
+                                       dtype=np.float32))
+        return vectors[0], vectors[1:]
 
     def feature_matrix(self, query: str, texts: list[str]) -> np.ndarray:
         """``(len(texts), len(FEATURES))`` z-scores; a feature not computed is all zeros."""
@@ -378,6 +389,15 @@ class FeatureReranker:
         if not self._uses_vectors() or self.embedder is None:
             weights[[FEATURES.index("dense"), FEATURES.index("best_sentence")]] = 0.0
         return self.feature_matrix(query, texts) @ weights / (weights.sum() or 1.0)
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row divided by its length (a zero row stays zero).
+
+    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+    [[0.6, 0.8], [0.0, 0.0]]
+    """
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def zscore(values: np.ndarray) -> np.ndarray:

@@ -29,6 +29,22 @@ def test_edit_similarity_and_hit_rule():
     assert is_hit("abc", "abcd")
 
 
+def test_the_fast_hit_rule_agrees_with_edit_similarity_everywhere():
+    # is_hit asks rapidfuzz to stop early past the cut-off; on every pair and threshold it
+    # must say what "edit_similarity(a, b) > threshold" says, on and around the line too.
+    import random
+
+    rng = random.Random(0)
+    alphabet = "长城东起山海关西至嘉峪关。"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+             for _ in range(300)]
+    pairs = [(rng.choice(texts), rng.choice(texts)) for _ in range(3000)]
+    pairs += [("ab", "abcd"), ("abc", "abcd"), ("", ""), ("a", "")]
+    for threshold in (0.0, 0.3, 0.5, 0.7, 0.75, 1.0):
+        for a, b in pairs:
+            assert is_hit(a, b, threshold) == (edit_similarity(a, b) > threshold), (a, b)
+
+
 def test_a_unit_twice_as_long_as_the_reference_can_never_hit():
     long_unit = GOLD + OTHER * 2
     assert len(long_unit) > 2 * len(GOLD)

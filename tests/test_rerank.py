@@ -393,6 +393,33 @@ def test_dense_features_embed_the_query_as_a_query_and_candidates_as_passages():
     assert embedder.queries == ["普洱属于哪一类？"]
 
 
+def test_kept_vectors_give_the_numbers_a_fresh_reranker_gives(sample_nodes):
+    # The reranker keeps each candidate's unit vectors (FeatureReranker.vectors): a text it
+    # has met scores exactly as it does for a reranker meeting it for the first time, and
+    # the embedder is asked for a text's vectors once.
+    nodes, questions = sample_nodes
+    texts = [n.text for n in nodes]
+    used = FeatureReranker(corpus=texts)
+    for q in questions:
+        used.features(q["question"], texts)
+    assert len(used.vectors) == len(set(texts))
+    for q in questions[:3]:
+        fresh = FeatureReranker(corpus=texts).features(q["question"], texts[::-1])
+        kept = used.features(q["question"], texts[::-1])
+        for feature in ("dense", "best_sentence"):
+            np.testing.assert_array_equal(kept[feature], fresh[feature])
+        query = used.embedder.embed_query(q["question"])
+        passages = np.asarray(used.embedder(texts[::-1]))
+        cosines = passages @ query / np.linalg.norm(passages, axis=1) / np.linalg.norm(query)
+        np.testing.assert_allclose(kept["dense"], cosines, rtol=1e-5)
+    counting = SidedEmbedder()
+    reranker = FeatureReranker(embedder=counting)
+    reranker.features("普洱属于哪一类？", ["长城很长。", "龙井是绿茶。普洱是黑茶。"])
+    asked = len(counting.passages)
+    reranker.features("长城多长？", ["长城很长。"])
+    assert len(counting.passages) == asked  # met before: nothing embedded again
+
+
 def test_default_feature_reranker_uses_the_offline_e5():
     from course_lib.embeddings import default_embedder
 
