@@ -13,7 +13,6 @@ True
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +56,10 @@ class DocNode:
 
     def with_score(self, score: float) -> DocNode:
         """A shallow copy carrying ``score``; tree links are shared with the original."""
-        scored = copy.copy(self)
+        # copy.copy's result, without its generic machinery (a fifth of a BM25 query's
+        # time went there): a new object of the same class holding the same attributes
+        scored = object.__new__(type(self))
+        scored.__dict__.update(self.__dict__)
         scored.score = round_score(score)  # ranked and compared at a fixed precision
         return scored
 

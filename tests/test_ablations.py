@@ -230,3 +230,44 @@ def test_chapter_rag_stored_questions_and_dedupe(cmrc_kb):
         chapter_rag(cmrc_kb, llm=OfflineLLM(), qa_pairs="faq")
     with pytest.raises(ValueError, match="empty"):
         chapter_rag(cmrc_kb, llm=OfflineLLM(), qa_pairs=[])
+
+
+# ---------------------------------------------------------------- stage ablations (09, CLI)
+def test_stage_ablations_take_each_stage_out_on_the_same_questions():
+    from course_lib.lab.cli import build_parser
+    from course_lib.lab.stage_ablations import (
+        ablation_settings,
+        remembered,
+        stage_ablations,
+        stage_variants,
+    )
+
+    kb = tiny_kb()
+    runs = []
+    texts = {"tea": [TEA, RIVER], "wall": [WALL, TEA], "river": [RIVER, WALL]}
+
+    def path_of(name):
+        def path(query):
+            runs.append((name, query))
+            return [node(t, f"{name}-{t[:2]}") for t in texts[name]]
+        return remembered(path)
+
+    paths = {name: path_of(name) for name in texts}
+    reranker = Reranker(model=overlap, topk=2)
+    assert list(stage_variants(paths, reranker)) == [
+        "without tea", "without wall", "without river", "RRF instead of the reranker"]
+    cases = stage_ablations("toy", kb, paths, reranker)
+    assert [(c.baseline, c.metric) for c in cases[:2]] == [
+        ("without tea", "recall@1"), ("without tea", "context_relevance@5")]
+    assert len(cases) == 8 and {c.technique for c in cases} == {"multipath-rerank"}
+    ids = [q.id for q in QUESTIONS]
+    assert all(c.technique_result["per_question"]["id"] == ids
+               and c.baseline_result["per_question"]["id"] == ids for c in cases)
+    # each path ran once per question, however many variants read it
+    assert sorted(runs) == sorted({(n, q.question) for n in texts for q in QUESTIONS})
+    with pytest.raises(ValueError, match="reranker"):
+        stage_ablations("toy", kb, paths)
+    # the command line offers exactly the sets the module knows
+    choices = next(a.choices for p in build_parser()._subparsers._group_actions[0].choices.items()
+                   if p[0] == "ablations" for a in p[1]._actions if a.dest == "setting")
+    assert list(choices) == list(ablation_settings())

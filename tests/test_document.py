@@ -198,6 +198,19 @@ def test_docnode_identity_and_scored_copies():
     assert scored == node and scored is not node and node.score is None
     assert len({node, scored}) == 1
     assert "score=0.5000" in repr(scored)
+    # what copy.copy would give: the same class and attributes (containers shared, as in a
+    # shallow copy), only the score new; a subclass stays itself
+    import copy
+
+    from course_lib.llm_groups import QADocNode
+
+    node.metadata["file_name"] = "a.txt"
+    for original in (node, QADocNode("问？", uid="q", metadata={"answer": "答"})):
+        shallow, scored = copy.copy(original), original.with_score(0.25)
+        assert type(scored) is type(original) and scored.score == 0.25
+        assert {k: v for k, v in vars(scored).items() if k != "score"} == \
+            {k: v for k, v in vars(shallow).items() if k != "score"}
+        assert scored.metadata is original.metadata and original.score is None
 
 
 def test_text_reader_reads_another_encoding_when_registered(tmp_path):

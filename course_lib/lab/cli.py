@@ -344,6 +344,28 @@ def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
     _write_json(report, checked["json"])
 
 
+def _check_ablations(args: argparse.Namespace) -> Checked:
+    return {"json": _check_json_target(args.json), "settings": args.setting or None}
+
+
+def _run_ablations(args: argparse.Namespace, checked: Checked) -> None:
+    from .stage_ablations import ablation_settings, stage_ablations
+    from .wins import format_win_loss, win_loss
+
+    settings = ablation_settings()
+    cases = []
+    for key in checked["settings"] or list(settings):
+        label, load = settings[key]
+        kb = load()
+        print(f"{label}: {len(kb.paragraphs)} paragraphs, {len(kb.questions)} questions; "
+              f"multipath-rerank and its variants ...", flush=True)
+        cases += stage_ablations(label, kb)
+    rows = win_loss(cases)
+    print(format_win_loss(rows, title="what each stage of multipath-rerank adds: the system "
+                          "against itself without it"))
+    _write_json(rows, checked["json"])
+
+
 def _check_classroom(args: argparse.Namespace) -> Checked:
     from .classroom import GRADED
     from .exercises import EXERCISES
@@ -426,6 +448,13 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--table", action="append", choices=[*TABLES, ANSWERABILITY],
                            help="only this table (repeat for several); without it, every table "
                                 "and the held-out dev section")
+    ablations = command("ablations", "what each stage of multipath-rerank adds, on whole "
+                        "sets (CMRC dev, DRCD's report half)", _check_ablations, _run_ablations)
+    ablations.add_argument("--setting", action="append",
+                           choices=["cmrc-dev", "drcd", "drcd-simplified"],
+                           help="only this set (repeat for several; default: all three). The "
+                                "first run embeds CMRC dev's paragraphs: minutes, once")
+    ablations.add_argument("--json", help="also write the rows here (its folder must exist)")
     classroom = command("classroom", "an nbgrader course for a classroom lab, and its "
                         "student release", _check_classroom, _run_classroom)
     classroom.add_argument("--out", default="classroom",
