@@ -45,9 +45,13 @@ def is_hit(unit: str, reference: str, threshold: float = HIT_THRESHOLD) -> bool:
     # rapidfuzz may stop counting edits once there are more than ``allowed`` (it then
     # returns allowed + 1, still too many to hit); fewer are counted exactly. (Its own
     # cut-off on the normalised distance rounds, and missed a hit on the line.)
+    if not threshold < 1.0:  # no similarity is above 1 (nor above NaN)
+        return False
+    if threshold < 0.0:  # every similarity is at least 0
+        return True
     longest = max(len(unit), len(reference))
     if longest == 0:
-        return 1.0 > threshold
+        return True  # two empty strings: similarity 1.0
     allowed = int((1.0 - threshold) * longest) + 1
     distance = Levenshtein.distance(unit, reference, score_cutoff=allowed)
     return 1.0 - distance / longest > threshold

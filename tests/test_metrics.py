@@ -40,7 +40,7 @@ def test_the_fast_hit_rule_agrees_with_edit_similarity_everywhere():
              for _ in range(300)]
     pairs = [(rng.choice(texts), rng.choice(texts)) for _ in range(3000)]
     pairs += [("ab", "abcd"), ("abc", "abcd"), ("", ""), ("a", "")]
-    for threshold in (0.0, 0.3, 0.5, 0.7, 0.75, 1.0):
+    for threshold in (-0.5, 0.0, 0.3, 0.5, 0.7, 0.75, 1.0, 1.5, float("nan")):
         for a, b in pairs:
             assert is_hit(a, b, threshold) == (edit_similarity(a, b) > threshold), (a, b)
 
