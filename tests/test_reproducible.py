@@ -7,7 +7,8 @@ CI (`.ci/run`). Plain `make test` skips them.
   hash seeds, each in its own cache. Every metric must be identical between the runs,
   and the tables identical to the one quoted in README.md. USE's vectors (computed
   through BLAS, where another kernel changes the last bits) are computed afresh on each
-  machine and must agree to 1e-5. e5's (its own 4-bit engine) must be bit-identical:
+  machine and must agree to 1e-5. e5's (torch asked for one float order on every CPU,
+  course_lib.e5_torch) must be bit-identical:
   each machine re-embeds a sample of passages and questions, which must equal this
   machine's vectors bit for bit; only then may the machines start from this machine's
   e5 cache, where one exists (``make test`` has just filled it in CI). Embedding the
@@ -31,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from course_lib.embeddings import E5Embedder
 from course_lib.lab.datasets import cache_dir
 from course_lib.lab.reproduce import format_report
 from course_lib.store.vector_shards import read_cache
@@ -72,7 +74,7 @@ def readme_table() -> str:
     return re.search(r"```\n(.*?)```", section, re.S).group(1).strip()
 
 
-E5 = "multilingual-e5-small-q4"
+E5 = E5Embedder.name  # the torch engine's cache
 USE = "use-multilingual-v3"
 SAMPLE = 16  # passages and as many questions, re-embedded with e5 on every machine
 EMBED_SAMPLE = f"""
