@@ -16,8 +16,8 @@ READING_PATH = ("node", "ranking", "readers", "document", "text_splitter", "text
                 "bm25", "similarity", "vectors", "index", "retriever", "fusion", "rerank",
                 "rag", "metrics")
 # The rest of the RAG ideas, read when their notebook comes up.
-MORE_IDEAS = ("embeddings", "e5_torch", "llm", "llm_parsing", "offline_llm", "llm_groups", "rewriting",
-              "related", "answerability")
+MORE_IDEAS = ("embeddings", "e5_torch", "llm", "llm_parsing", "offline_llm", "llm_groups",
+              "rewriting", "related", "answerability")
 PARTS = {"lab": "lab/", "store": "store/", "_support": "_support/"}
 
 
