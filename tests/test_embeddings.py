@@ -230,7 +230,8 @@ def test_a_cache_merge_keeps_the_shards_another_process_wrote(tmp_path):
 def test_default_embedder_is_cached_e5_and_use_is_one_word_away():
     embedder = default_embedder()
     assert isinstance(embedder, CachedEmbedder) and isinstance(embedder.inner, E5Embedder)
-    assert embedder is default_embedder("e5") and embedder.name == "multilingual-e5-small-q4-torch"
+    assert embedder is default_embedder("e5")
+    assert embedder.name == "multilingual-e5-small-q4-torch-v2"
     assert default_embedder("use").name == "use-multilingual-v3"
     with pytest.raises(ValueError, match=r"model must be one of \['e5', 'use'\]"):
         default_embedder("bge")
@@ -315,6 +316,20 @@ def test_other_float_settings_change_the_bits_and_the_check_says_so(monkeypatch)
     monkeypatch.setattr(e5_torch, "REFERENCE_DIGEST", "0" * 64)
     with pytest.warns(e5_torch.DifferentBitsWarning, match="differ in the last bits"):
         assert not e5_torch.reference_check(_torch_engine())
+
+
+def test_packing_relies_on_strict_mode_and_without_it_a_pack_changes_the_bits():
+    """Short texts share a pack (one matrix product for all their tokens). That leaves each
+    vector unchanged only because MKL's strict mode fixes each row's sum order: with
+    ``MKL_CBWR=AVX2`` (not strict) the same texts packed and alone differ."""
+    script = ("import numpy as np; from course_lib.e5_torch import E5Engine; e = E5Engine(); "
+              "t = ['长城很长。', '故宫在北京。', '西湖在杭州。', '臺北在臺灣。'] * 8; "
+              "print(np.array_equal(e.encode(t), np.vstack([e.encode([x]) for x in t])))")
+    for setting, same in (("AVX2,STRICT", "True"), ("AVX2", "False")):
+        env = {**os.environ, "MKL_CBWR": setting}
+        run = subprocess.run([sys.executable, "-W", "ignore", "-c", script], env=env,
+                             capture_output=True, text=True, check=True)
+        assert run.stdout.strip() == same, setting
 
 
 def test_e5_vectors_do_not_depend_on_batching_or_threads(e5):

@@ -77,5 +77,5 @@ def test_chapter_rag_embeds_with_e5(cmrc_kb):
     cosine = rag.retriever.paths["coarse chunks, cosine"]
     assert cosine.group_name == "CoarseChunk" and cosine.similarity.name == "cosine"
     assert {key: e.name for key, e in cosine.doc.embed.items()} == \
-        {"e5": "multilingual-e5-small-q4-torch"}
-    assert rag.reranker.scorer.embedder.name == "multilingual-e5-small-q4-torch"
+        {"e5": "multilingual-e5-small-q4-torch-v2"}
+    assert rag.reranker.scorer.embedder.name == "multilingual-e5-small-q4-torch-v2"

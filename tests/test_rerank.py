@@ -424,4 +424,4 @@ def test_default_feature_reranker_uses_the_offline_e5():
     from course_lib.embeddings import default_embedder
 
     assert FeatureReranker().embedder is default_embedder()
-    assert default_embedder().name == "multilingual-e5-small-q4-torch"
+    assert default_embedder().name == "multilingual-e5-small-q4-torch-v2"
