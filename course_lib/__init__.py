@@ -8,8 +8,8 @@ and, where LazyLLM surprises, documented in the notebooks. The names below are t
 ones notebooks use most, gathered here for ``from course_lib import ...``.
 """
 
-# First, before anything computes: one float order for MKL and torch on every machine, so e5's
-# vectors are the same bits everywhere (see course_lib.e5_torch; it imports no torch).
+# First, before anything computes: one float order for MKL and torch, so e5's vectors are the
+# same bits on every Intel CPU (see course_lib.e5_torch; it imports no torch).
 from . import e5_torch as _e5_torch  # noqa: F401  (isort: skip)
 from ._support.http_json import (
     MalformedReply,
