@@ -9,7 +9,7 @@ SITE_STAMP := $(VENV)/.site-installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom bench bench-notebooks sync report site site-test clean-cache
+.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom grade bench bench-notebooks sync report site site-test clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
@@ -21,6 +21,7 @@ help:
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
 	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
 	@echo "make classroom  - an nbgrader course in classroom/ and its student release (docs/teaching.md)"
+	@echo "make grade ASSIGNMENT=NN_name - collect, autograde in a sandbox, feedback, classroom/grades.csv"
 	@echo "make site       - the course as a website in _build/site/html (committed outputs, offline)"
 	@echo "make site-test  - make site, then the site in Chromium (pictures, math, search, no network)"
 	@echo "make bench      - cost vs corpus size (1k-1M nodes), ratios in one run -> benchmarks/"
@@ -98,6 +99,13 @@ sync: data
 classroom: data
 	$(PY) -m course_lib classroom --out classroom $(foreach e,$(EXERCISES),--exercise $(e)) \
 	  $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(filter 0,$(SELF_CHECK)),--no-self-check)
+
+# After the deadline: collect what students submitted through the exchange, autograde each
+# submission of ASSIGNMENT in a sandbox (the grade is computed outside the student's code),
+# write feedback, export classroom/grades.csv. ASSIGNMENT=07_similarity_thresholds.
+grade: $(STAMP)
+	$(if $(ASSIGNMENT),,$(error give ASSIGNMENT=NN_name, e.g. make grade ASSIGNMENT=07_similarity_thresholds))
+	$(PY) -m course_lib grade --course classroom --assignment $(ASSIGNMENT)
 
 # Speed is measured here, as ratios within one run - never by timed unit tests.
 bench: data

@@ -83,8 +83,7 @@ def test_each_assignment_marks_its_cells_and_its_solution_sets_every_answer(exer
     cell, which assigns every answer; the check cell is read-only, graded, one point an
     answer; the exercise no longer points at solutions/."""
     names = exercises.EXERCISES[exercise].answers
-    key = SolutionKey(exercise, dict.fromkeys(names, 0.5))
-    notebook = assignment_notebook(exercise, key)
+    notebook = assignment_notebook(exercise)
     answer = _answer_cell(notebook)
     assert "### BEGIN SOLUTION" in answer.source and _solution_code(exercise) in answer.source
     assigned = {node.id for node in ast.walk(ast.parse(_solution_code(exercise)))
@@ -93,7 +92,8 @@ def test_each_assignment_marks_its_cells_and_its_solution_sets_every_answer(exer
     (graded,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
     marks = graded.metadata["nbgrader"]
     assert marks["locked"] and marks["points"] == len(names)
-    assert "### BEGIN HIDDEN TESTS" in graded.source and "score(" in graded.source
+    # No expected value in any notebook: the grade is computed outside it.
+    assert "HIDDEN TESTS" not in graded.source and "score(" not in graded.source
     assert not any("solutions/" in c.source for c in notebook.cells if c.cell_type == "markdown")
 
 
@@ -262,3 +262,85 @@ def test_building_again_keeps_what_it_did_not_write(tmp_path, monkeypatch):
                          f"01_evaluating_retrieval{KEY_SUFFIX}")
     assert key.is_right({"recall_10": 0.9, "mrr_10": 0.8})
     assert key.mistake_hints({"recall_10": 0.5, "mrr_10": 0.8}) == ["slip"]
+
+
+# Eight hand-ins to assignment 07: the worked solution, the untouched release, and six ways
+# to ask for marks without the work, each in the answer cell. Only the first earns any.
+TRICKS_07 = {
+    "patched": "import course_lib.lab.exercises as _ex\n"
+               "_ex.score = lambda *args, **kwargs: 3.0\n"
+               "_ex.check = lambda *args, **kwargs: None",
+    "silenced": "get_ipython().ast_node_interactivity = 'none'\n"
+                "import sys, io\nsys.stderr = io.StringIO()",
+    "history": "get_ipython().events.register('post_run_cell', "
+               "lambda result: print(In[-1]))",
+    "reader": "import json, glob\n"
+              "for _path in glob.glob('COURSE/**', recursive=True) + ['KEY', 'ROOT/.git/HEAD']:\n"
+              "    try:\n"
+              "        print('read', _path, len(open(_path, 'rb').read()))\n"
+              "    except OSError as _error:\n"
+              "        print('blocked', _path, type(_error).__name__)\n"
+              "try:\n"
+              "    _key = json.load(open('KEY'))['expected']\n"
+              "    best_cut_off, recall_at_best, relevance_at_best = (\n"
+              "        _key['best_cut_off'], _key['recall_at_best'], _key['relevance_at_best'])\n"
+              "except OSError:\n"
+              "    print('no key here')",
+    "no-traceback": "_ip = get_ipython()\n"
+                    "_ip.showtraceback = lambda *args, **kwargs: None\n"
+                    "_ip._showtraceback = lambda *args, **kwargs: None\n"
+                    "best_cut_off, recall_at_best, relevance_at_best = 0.9, 0.5, 0.5",
+    "always-equal": "class _Yes(float):\n"
+                    "    def __eq__(self, other): return True\n"
+                    "    def __ne__(self, other): return False\n"
+                    "    __hash__ = float.__hash__\n"
+                    "best_cut_off = recall_at_best = relevance_at_best = _Yes(0.5)",
+}
+
+
+def test_eight_hand_ins_to_07_only_the_work_earns_marks(tmp_path, monkeypatch):
+    """`make grade`'s function on eight submissions through nbgrader's exchange: the worked
+    solution earns every point, the untouched release and each trick none; no feedback holds
+    the grading key's values beyond what the untouched notebook prints, and the reader saw
+    none of the course's files."""
+    from course_lib.lab.classroom import grade_assignment
+
+    course = tmp_path / "course"
+    (name,) = build_classroom(course, ["07"])
+    key = SolutionKey.read(course / "grading" / f"{name}.json")
+    worked = _solution_code("07")  # what a student who did the work types in
+    (tmp_path / "no-solutions").mkdir()
+    monkeypatch.setenv("COURSE_SOLUTIONS", str(tmp_path / "no-solutions"))
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent), prepend=os.pathsep)
+    exchange = [f"--Exchange.root={course / 'exchange'}", f"--course={COURSE_ID}"]
+    _in_process(["release_assignment", name], cwd=course)
+    hand_ins = {"worked": worked, "untouched": "",
+                **{trick: code.replace("COURSE", str(course)).replace("ROOT", str(ROOT))
+                   .replace("KEY", str(course / "grading" / f"{name}.json"))
+                   for trick, code in TRICKS_07.items()}}
+    for student, code in hand_ins.items():
+        home = tmp_path / "homes" / student
+        home.mkdir(parents=True)
+        cache = [f"--Exchange.cache={home / 'cache'}", f"--student={student}"]
+        _in_process(["fetch_assignment", name, *exchange, *cache], cwd=home)
+        path = home / name / f"{name}.ipynb"
+        notebook = nbformat.read(path, as_version=4)
+        _answer_cell(notebook).source += "\n" + code
+        nbformat.write(notebook, path)
+        _in_process(["submit", name, *exchange, *cache], cwd=home)
+    grades_csv = grade_assignment(course, name)
+    with open(grades_csv, newline="", encoding="utf-8") as rows:
+        grades = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(rows)}
+    assert grades == {"worked": 3.0, **dict.fromkeys(list(hand_ins)[1:], 0.0)}, grades
+    feedback = {student: (course / "feedback" / student / name / f"{name}.html").read_text(
+        encoding="utf-8") for student in hand_ins}
+    values = [str(value) for value in key.expected.values()]
+    for student, html in feedback.items():
+        assert "graded outside your notebook" in html, student
+        assert "HIDDEN TESTS" not in html and '"expected"' not in html, student
+        if student != "worked":  # the worked solution prints its own answers
+            for value in values:
+                assert html.count(value) <= feedback["untouched"].count(value), (student, value)
+    assert "blocked" in feedback["reader"] and "no key here" in feedback["reader"]
+    assert not re.search(r"read [^ ]*(grading|gradebook|source|\.git)", feedback["reader"])
+    assert "not a number, string or list" in feedback["always-equal"]

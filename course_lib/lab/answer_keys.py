@@ -117,6 +117,15 @@ def _digest(exercise: str, gridded_answers: list[Any], salt: bytes, iterations: 
     return hashlib.pbkdf2_hmac("sha256", payload.encode(), salt, iterations).hex()
 
 
+def _plain(value: Any) -> Any:
+    """``value`` with numpy scalars as Python numbers and tuples as lists (JSON's types)."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(item) for item in value]
+    return value.item() if hasattr(value, "item") else value
+
+
 def no_self_check(exercise: str, names: tuple[str, ...]) -> str:
     """A key file that checks nothing (see the module docstring)."""
     return json.dumps({"exercise": exercise, "names": list(names), "answers": None},
@@ -187,6 +196,30 @@ class SolutionKey:
         found += [(a, b) for a, b in itertools.combinations(hints, 2)
                   if self._agrees(self.mistaken(a), self.mistaken(b))]
         return found
+
+    def to_json(self) -> str:
+        """The grading key: the answers themselves, for the teacher's grader only (never
+        beside a release; see :mod:`course_lib.lab.grading`). Numbers as plain floats."""
+        return json.dumps({"exercise": self.exercise, "tolerance": self.tolerance,
+                           "expected": _plain(self.expected),
+                           "mistakes": _plain(self.mistakes)},
+                          ensure_ascii=False, indent=1) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> SolutionKey:
+        """Read a grading key written by :meth:`to_json`; a missing or malformed file is an
+        error naming it."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(str(data["exercise"]), dict(data["expected"]),
+                       {str(hint): dict(answers) for hint, answers in data["mistakes"].items()},
+                       float(data["tolerance"]))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no grading key {path}: `make classroom` writes one per "
+                                    f"assignment") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"{path}: not a grading key written by `python -m course_lib "
+                             f"classroom` ({error})") from error
 
     def hashed(self, salt: bytes | None = None, iterations: int = ITERATIONS) -> HashedKey:
         """The same key with the answers replaced by salted hashes (a new random salt)."""

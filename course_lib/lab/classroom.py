@@ -5,9 +5,12 @@ course folder — nbgrader, the classroom standard, does the releasing, collecti
 feedback; this module only turns the course into its input::
 
     classroom/nbgrader_config.py              course id, the exchange, how answers are cleared
+                                              and how autograde runs (in the sandbox)
     classroom/source/07_similarity_thresholds/
         07_similarity_thresholds.ipynb        the notebook, with nbgrader's cell marks
-        07_similarity_thresholds.check.json   the release's answer key: salted hashes only
+        07_similarity_thresholds.check.json   the release's self-check: salted hashes only
+    classroom/grading/07_similarity_thresholds.json
+                                              the grading key: the answers (teacher-only, 0600)
 
 and runs ``nbgrader generate_assignment`` on each, which writes the student copies to
 ``classroom/release/``. In each notebook:
@@ -16,16 +19,15 @@ and runs ``nbgrader generate_assignment`` on each, which writes the student copi
   solution (the first ``# %%`` cell of ``solutions/NN_name.py``, still the single source
   of truth) between ``### BEGIN SOLUTION`` and ``### END SOLUTION``. The release keeps the
   stub (the answers at ``None``, so Run All still runs) and loses the solution;
-* **the check cell** becomes a read-only *autograder test* worth one point per answer. It
-  runs the learner's ``check(...)`` (the hint printed is what the feedback shows), then, in
-  nbgrader's **hidden tests**, :func:`course_lib.lab.exercises.score` against the expected
-  values written out as numbers. nbgrader removes hidden tests from the release and puts
-  them back when it grades, and the feedback here is configured to remove them again: the
-  values never reach a student. The release's own check compares with the hashed key
-  beside it, so it works **without** ``solutions/`` (see :mod:`course_lib.lab.answer_keys`
-  for what hashing protects and what it does not — why the grade rests on hidden tests).
+* **the check cell** becomes a read-only *autograder* cell worth one point per answer. In
+  the student's copy it runs the learner's ``check(...)`` against the hashed self-check
+  beside it (see :mod:`course_lib.lab.answer_keys` for what hashing protects and what it
+  does not), so it works **without** ``solutions/``. When nbgrader autogrades, the
+  notebook runs in a sandbox and the grade is computed outside it
+  (:mod:`course_lib.lab.grading`): no expected value is in any notebook, kernel or
+  feedback.
 
-What it does not do: it deletes nothing. It writes only its own files (the two above per
+What it does not do: it deletes nothing. It writes only its own files (the three above per
 assignment, and ``nbgrader_config.py`` when that is absent or still the one it wrote),
 each atomically; what nbgrader keeps in the folder (the gradebook, submissions, feedback)
 is never touched.
@@ -89,23 +91,6 @@ def _notebook(exercise: str) -> Path:
     return found[0]
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as Python literals (numpy scalars to numbers), for the hidden test's source."""
-    if isinstance(value, (tuple, list)):
-        return type(value)(_plain(item) for item in value)
-    return value.item() if hasattr(value, "item") else value
-
-
-def _grading(exercise: str, key: SolutionKey) -> str:
-    """The hidden test: the score against the expected values, as literals."""
-    names = exercises.EXERCISES[exercise].answers
-    expected = "{" + ", ".join(f"{name!r}: {_plain(key.expected[name])!r}"
-                               for name in names) + "}"
-    given = ", ".join(f"{name}={name}" for name in names)
-    return (f"### BEGIN HIDDEN TESTS\nfrom course_lib.lab.exercises import score\n\n"
-            f"score({exercise!r}, {expected}, {given})\n### END HIDDEN TESTS")
-
-
 def _marks(grade_id: str, *, solution: bool, grade: bool, points: int = 0) -> dict[str, Any]:
     marks: dict[str, Any] = {"grade": grade, "grade_id": grade_id, "locked": grade,
                              "schema_version": 3, "solution": solution, "task": False}
@@ -114,7 +99,7 @@ def _marks(grade_id: str, *, solution: bool, grade: bool, points: int = 0) -> di
     return {"nbgrader": marks}
 
 
-def assignment_notebook(exercise: str, key: SolutionKey) -> nbformat.NotebookNode:
+def assignment_notebook(exercise: str) -> nbformat.NotebookNode:
     """The nbgrader source notebook of ``exercise`` (see the module docstring)."""
     path = _notebook(exercise)
     notebook = nbformat.read(path, as_version=4)
@@ -141,7 +126,7 @@ def assignment_notebook(exercise: str, key: SolutionKey) -> nbformat.NotebookNod
                                       "### END SOLUTION"])
             cell.metadata.update(_marks(f"answer-{exercise}", solution=True, grade=False))
         elif i == checks[0]:
-            cell.source = f"{cell.source.rstrip()}\n{_grading(exercise, key)}"
+            cell.source = cell.source.rstrip()
             cell.metadata.update(_marks(f"check-{exercise}", solution=False, grade=True,
                                         points=points))
         elif cell.cell_type == "markdown":
@@ -154,23 +139,36 @@ def assignment_notebook(exercise: str, key: SolutionKey) -> nbformat.NotebookNod
     return notebook
 
 
-def nbgrader_config(exchange: Path) -> str:
+def nbgrader_config(exchange: Path, grading: Path, cell_timeout: int = 600,
+                    wall_seconds: int = 1800, memory_gib: int = 8) -> str:
     """The course's ``nbgrader_config.py``, with students' submissions going through
-    ``exchange``."""
+    ``exchange`` and autograde in the sandbox against the keys in ``grading``, with those
+    limits."""
     return f'''{CONFIG_MARK}; it rewrites this file
 # while this line is here. Delete the line to keep your own edits.
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
+                                    IgnorePattern, LimitOutput, SaveAutoGrades)
+
+from course_lib.lab.grading import SandboxedGrading
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.course_id = {COURSE_ID!r}
 # The exchange students fetch from and submit to (students' configs name the same folder).
 c.Exchange.root = {str(exchange)!r}
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE"}}
+# Autograde runs each notebook in a sandbox and grades what it exports in nbgrader's own
+# process, against the keys in grading/ (course_lib.lab.grading), instead of nbgrader's
+# Execute: the student's code never runs where the grade is decided.
+c.Autograde.autograde_preprocessors = [SandboxedGrading, IgnorePattern,
+                                       ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+                                       AssignLatePenalties, CheckCellMetadata]
+c.SandboxedGrading.key_folder = {str(grading)!r}
 # A notebook's slowest cell takes about a minute on 2 cores; leave room for a busy server.
-c.Execute.timeout = 600
-# Feedback shows the student's outputs and hints, not the hidden tests' expected values.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+c.SandboxedGrading.cell_timeout = {cell_timeout}
+c.SandboxedGrading.wall_seconds = {wall_seconds}
+c.SandboxedGrading.memory_gib = {memory_gib}
+c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor]
 '''
 
 
@@ -210,9 +208,11 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
     config = out / "nbgrader_config.py"
     exchange = (exchange or out / "exchange").resolve()
     if not config.exists() or config.read_text(encoding="utf-8").startswith(CONFIG_MARK):
-        write_text_atomically(config, nbgrader_config(exchange))
+        write_text_atomically(config, nbgrader_config(exchange, (out / "grading").resolve()))
     else:
         print(f"kept {config}: it is not the one this command wrote")
+    grading = out / "grading"  # the grading keys: the teacher's alone
+    grading.mkdir(mode=0o700, exist_ok=True)
     if not exchange.exists():  # nbgrader wants every user able to write it
         exchange.mkdir(parents=True)
         exchange.chmod(0o777)
@@ -221,13 +221,15 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
         key = SolutionKey(exercise, exercises.expected_answers(exercise),
                           exercises.known_mistakes(exercise),
                           exercises.EXERCISES[exercise].tolerance)
-        notebook = assignment_notebook(exercise, key)
+        notebook = assignment_notebook(exercise)
         name = _notebook(exercise).stem
         folder = out / "source" / name
         folder.mkdir(parents=True, exist_ok=True)
         write_text_atomically(folder / f"{name}.ipynb", nbformat.writes(notebook) + "\n")
         write_text_atomically(folder / f"{name}{KEY_SUFFIX}", key.hashed().to_json()
                               if self_check else no_self_check(exercise, key.names))
+        write_text_atomically(grading / f"{name}.json", key.to_json())
+        (grading / f"{name}.json").chmod(0o600)
         exercises.forget_solution(exercise)  # a solution's data can be large: one at a time
         names.append(name)
         print(f"source/{name}: {len(key.names)} points, {len(key.mistakes)} known wrong "
@@ -237,3 +239,34 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
             nbgrader(["generate_assignment", name, "--force", "--log-level=WARN"], cwd=out)
             print(f"release/{name}: generated by nbgrader", flush=True)
     return names
+
+
+def grade_assignment(course: Path, name: str) -> Path:
+    """Everything a teacher runs after the deadline (``make grade ASSIGNMENT=name``):
+    collect the submissions waiting in the exchange, autograde every submission of ``name``
+    in ``course/submitted/`` (in the sandbox, :mod:`course_lib.lab.grading`), write the
+    feedback, and export every grade to ``course/grades.csv`` (nbgrader's export columns,
+    written atomically). Returns that file."""
+    if not (course / "source" / name).is_dir():
+        raise FileNotFoundError(f"no assignment {name} in {course / 'source'}")
+    inbound = _exchange(course) / COURSE_ID / "inbound"
+    if inbound.is_dir() and any(inbound.glob(f"*+{name}+*")):
+        print(nbgrader(["collect", name, "--update", "--log-level=WARN"], cwd=course), end="")
+    if not any((course / "submitted").glob(f"*/{name}")):
+        raise FileNotFoundError(f"no submission of {name} in {course / 'submitted'} or the "
+                                f"exchange {inbound}")
+    print(nbgrader(["autograde", name, "--log-level=WARN"], cwd=course), end="")
+    print(nbgrader(["generate_feedback", name, "--log-level=WARN"], cwd=course), end="")
+    grades = course / "grades.csv"
+    partial = course / f".grades.csv.{os.getpid()}"
+    print(nbgrader(["export", f"--to={partial.name}", "--log-level=WARN"], cwd=course), end="")
+    os.replace(partial, grades)
+    return grades
+
+
+def _exchange(course: Path) -> Path:
+    """The exchange folder ``course/nbgrader_config.py`` names (``course/exchange`` if none)."""
+    config = course / "nbgrader_config.py"
+    found = re.search(r"^c\.Exchange\.root = (.+)$",
+                      config.read_text(encoding="utf-8") if config.exists() else "", re.M)
+    return Path(ast.literal_eval(found.group(1))) if found else course / "exchange"

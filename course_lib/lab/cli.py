@@ -1,4 +1,5 @@
-"""Command line: ``python -m course_lib {data,pipelines,evaluate,compare,reproduce,classroom}``.
+"""Command line: ``python -m course_lib {data,pipelines,evaluate,compare,reproduce,classroom,
+grade}``.
 
 * ``data [--embed]`` — fetch and verify CMRC 2018 trial and dev and DRCD test (SHA-256),
   print what each holds; ``--embed`` also fills the embedding cache (:func:`_embed_all`).
@@ -22,6 +23,8 @@
   [--no-self-check]`` — an nbgrader course folder
   for a classroom lab (default ``classroom``; every graded exercise, 01–12), then nbgrader's
   student release of each (:mod:`course_lib.lab.classroom`).
+* ``grade --assignment NN_name [--course DIR]`` — after the deadline: collect, autograde in
+  a sandbox, feedback, and ``DIR/grades.csv`` (``make grade``; :mod:`course_lib.lab.grading`).
 
 The sub-command names and the JSON keys they write are an interface other tools
 read: keep them stable.
@@ -401,6 +404,25 @@ def _run_classroom(args: argparse.Namespace, checked: Checked) -> None:
           + ": see docs/teaching.md for the nbgrader commands that follow")
 
 
+def _check_grade(args: argparse.Namespace) -> Checked:
+    course = Path(args.course)
+    if not (course / "nbgrader_config.py").is_file():
+        raise _BadArgument(f"--course {course}: no nbgrader_config.py there; `make classroom` "
+                           f"writes the course folder")
+    if not (course / "source" / args.assignment).is_dir():
+        known = sorted(p.name for p in (course / "source").glob("*") if p.is_dir())
+        raise _BadArgument(f"--assignment {args.assignment}: not in {course / 'source'}; "
+                           f"choose from {', '.join(known) or 'none (make classroom)'}")
+    return {"course": course}
+
+
+def _run_grade(args: argparse.Namespace, checked: Checked) -> None:
+    from .classroom import grade_assignment
+
+    grades = grade_assignment(checked["course"], args.assignment)
+    print(f"grades of every assignment: {grades}; feedback in {checked['course']}/feedback")
+
+
 Check = Callable[[argparse.Namespace], Checked]
 Run = Callable[[argparse.Namespace, Checked], None]
 
@@ -474,6 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
     classroom.add_argument("--no-self-check", action="store_true",
                            help="the release's checks check nothing (an exam): answers are "
                                 "graded after submission only")
+    grade = command("grade", "collect, autograde (in a sandbox), feedback and grades.csv "
+                    "for one assignment", _check_grade, _run_grade)
+    grade.add_argument("--course", default="classroom",
+                       help="the course folder `classroom` wrote (default: classroom)")
+    grade.add_argument("--assignment", required=True, metavar="NN_name",
+                       help="the assignment, e.g. 07_similarity_thresholds")
     return parser
 
 

@@ -112,8 +112,14 @@ def _verify(path: Path, spec: dict[str, str], source: str) -> None:
 
 
 def _download(spec: dict[str, str], target: Path, timeout: float, mirror: str | None) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    except OSError as error:  # a shared server's read-only cache, not yet filled
+        raise DatasetUnavailableError(
+            f"the data cache {target.parent} holds no {spec['name']} and cannot be written "
+            f"({error.strerror}): on a shared server the teacher fills it once with `make "
+            f"data`; or set {MIRROR_ENV} to a folder that holds {spec['name']}") from error
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(spec["url"],
