@@ -22,8 +22,8 @@ buys and what it does not:
   guess every answer at once, on the grid;
 * a check that works offline is still an oracle: a learner who loops over candidate answers
   can find a small answer space (a share out of 20 questions has 21 values). So a class's
-  grade never rests on this key — nbgrader's hidden tests hold the real values
-  (:mod:`course_lib.lab.classroom`);
+  grade never rests on this key — the grading key, which only the grader reads, holds the
+  real values (:mod:`course_lib.lab.grading`);
 * it cannot say *which* answer is wrong, only that they do not all match.
 
 Where even that oracle is too much (an exam), a release can carry :func:`no_self_check`

@@ -41,7 +41,7 @@ from typing import Any
 
 from .._support.places import COURSE_ROOT
 from .._support.validation import is_number
-from .answer_keys import KEY_SUFFIX, AnswerKey, HashedKey, SolutionKey, agree
+from .answer_keys import KEY_SUFFIX, AnswerKey, HashedKey, SolutionKey
 
 SOLUTIONS_ENV = "COURSE_SOLUTIONS"
 
@@ -380,20 +380,6 @@ def check_mistakes(exercise: str) -> int:
                                  f"{result.message}")
     print(f"✓ {exercise}: {len(key.mistakes)} plausible wrong method(s) fail the check.")
     return len(key.mistakes)
-
-
-def score(exercise: str, expected: dict[str, Any], **answers: Any) -> float:
-    """Points for the answers: one for each that matches ``expected`` within the exercise's
-    tolerance. The graded cell of a classroom release ends with it, inside nbgrader's hidden
-    tests, so the expected values never reach the student; nbgrader reads the number as
-    partial credit.
-
-    >>> score("01", {"recall_10": 0.995, "mrr_10": 0.9771}, recall_10=0.995, mrr_10=None)
-    1.0
-    """
-    tolerance = EXERCISES[exercise].tolerance
-    return float(sum(agree(answers.get(name), value, tolerance)
-                     for name, value in expected.items()))
 
 
 def check_not_given_away(exercise: str) -> None:
