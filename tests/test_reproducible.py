@@ -7,8 +7,8 @@ CI (`.ci/run`). Plain `make test` skips them.
   hash seeds, each in its own cache. Every metric must be identical between the runs,
   and the tables identical to the one quoted in README.md. USE's vectors (computed
   through BLAS, where another kernel changes the last bits) are computed afresh on each
-  machine and must agree to 1e-5. e5's (torch asked for one float order on every CPU,
-  course_lib.e5_torch) must be bit-identical:
+  machine and must agree to 1e-5. e5's (torch and MKL, which OpenBLAS kernels, thread counts
+  and hash seeds do not reach: course_lib.e5_torch) must be bit-identical:
   each machine re-embeds a sample of passages and questions, which must equal this
   machine's vectors bit for bit; only then may the machines start from this machine's
   e5 cache, where one exists (``make test`` has just filled it in CI). Embedding the
@@ -159,7 +159,7 @@ def test_reproduce_is_identical_on_other_kernels_threads_and_seeds(reproduced):
     for name, (report, _) in reproduced.items():
         assert format_report(report, timing=False).strip() == readme_table(), (
             f"README.md's table differs from what reproduce prints on {name}")
-    # e5's vectors, computed by its own C engine on each machine, are bit-identical. USE
+    # e5's vectors, computed by torch and MKL on each machine, are bit-identical. USE
     # runs on numpy, so another BLAS kernel changes its last bits (which the tables,
     # compared at six decimals, do not see): the same texts, vectors equal to 1e-5.
     first_vectors, second_vectors = _vectors(first_cache), _vectors(second_cache)
