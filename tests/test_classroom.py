@@ -344,3 +344,24 @@ def test_eight_hand_ins_to_07_only_the_work_earns_marks(tmp_path, monkeypatch):
     assert "blocked" in feedback["reader"] and "no key here" in feedback["reader"]
     assert not re.search(r"read [^ ]*(grading|gradebook|source|\.git)", feedback["reader"])
     assert "not a number, string or list" in feedback["always-equal"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making folders another user owns needs root")
+def test_a_submission_belongs_to_the_user_who_wrote_it_not_to_the_name_inside(tmp_path):
+    """`nbgrader submit --student=ada` lets anyone hand in as ada; the grade command collects
+    by the owner of each submission's folder. Here user nobody hands in once as itself and
+    once as ada; the teacher's own folders (one machine) are taken as named."""
+    from course_lib.lab.classroom import submitters
+
+    name = "07_similarity_thresholds"
+    for minute, (student, owner) in enumerate((("nobody", 65534), ("ada", 65534),
+                                               ("ben", os.getuid()), ("ada", os.getuid()))):
+        folder = tmp_path / f"{student}+{name}+2026-12-04 10:0{minute}:00.000000 UTC"
+        folder.mkdir()
+        os.chown(folder, owner, owner)
+    students, lines = submitters(tmp_path, name)
+    assert students == ["ben", "nobody"]
+    assert lines[0].startswith(f"refused ada+{name}+") and "by user nobody, not by ada" in lines[0]
+    assert lines[1] == ("not collected: ada, whose name another user submitted under "
+                        "(see above)")
+    assert submitters(tmp_path, "08_reranking") == ([], [])

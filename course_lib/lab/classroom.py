@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import os
+import pwd
 import re
 import subprocess
 import sys
@@ -251,7 +252,12 @@ def grade_assignment(course: Path, name: str) -> Path:
         raise FileNotFoundError(f"no assignment {name} in {course / 'source'}")
     inbound = _exchange(course) / COURSE_ID / "inbound"
     if inbound.is_dir() and any(inbound.glob(f"*+{name}+*")):
-        print(nbgrader(["collect", name, "--update", "--log-level=WARN"], cwd=course), end="")
+        students, refused = submitters(inbound, name)
+        print("".join(line + "\n" for line in refused), end="")
+        for student in students if refused else [None]:  # None: everyone, in one command
+            only = [] if student is None else [f"--student={student}"]
+            print(nbgrader(["collect", name, *only, "--update", "--log-level=WARN"],
+                           cwd=course), end="")
     if not any((course / "submitted").glob(f"*/{name}")):
         raise FileNotFoundError(f"no submission of {name} in {course / 'submitted'} or the "
                                 f"exchange {inbound}")
@@ -270,3 +276,34 @@ def _exchange(course: Path) -> Path:
     found = re.search(r"^c\.Exchange\.root = (.+)$",
                       config.read_text(encoding="utf-8") if config.exists() else "", re.M)
     return Path(ast.literal_eval(found.group(1))) if found else course / "exchange"
+
+
+def submitters(inbound: Path, name: str) -> tuple[list[str], list[str]]:
+    """(the students whose submissions of ``name`` in the exchange's ``inbound`` folder may be
+    collected, a line for each submission refused). A submission belongs to the user who
+    owns its folder — on a shared server each student's own user writes it — never to the
+    name inside it, which ``nbgrader submit --student=NAME`` lets anyone choose. A folder the
+    grader's own user owns (one machine, where the teacher handles everything) is taken as
+    named. A name with a refused submission is not collected at all (nbgrader would take its
+    latest, which may be the forged one): the line says so, for the teacher to look.
+
+    >>> submitters(Path("/nonexistent"), "07_similarity_thresholds")
+    ([], [])
+    """
+    accepted: set[str] = set()
+    refused: dict[str, list[str]] = {}
+    for folder in sorted(inbound.glob(f"*+{name}+*")):
+        student, owner = folder.name.split("+", 1)[0], folder.stat().st_uid
+        try:
+            owner_name = pwd.getpwuid(owner).pw_name
+        except KeyError:
+            owner_name = f"uid {owner}"
+        if owner == os.getuid() or owner_name == student:
+            accepted.add(student)
+        else:
+            refused.setdefault(student, []).append(
+                f"refused {folder.name}: submitted by user {owner_name}, not by {student}")
+    lines = [line for student in sorted(refused) for line in refused[student]]
+    lines += [f"not collected: {student}, whose name another user submitted under (see above)"
+              for student in sorted(accepted & refused.keys())]
+    return sorted(accepted - refused.keys()), lines
