@@ -21,11 +21,15 @@ from typing import Generic, TypeVar
 
 import jieba
 
+from ._support.places import private_dir
 from ._support.validation import check_int
 
 # jieba announces its dictionary load on stderr; that noise would make notebook
 # outputs differ between the first and later runs.
 jieba.setLogLevel(logging.WARNING)
+# jieba keeps its dictionary cache in /tmp/jieba.cache by default, which on a shared server
+# any user can replace, changing everyone's words: keep it in this user's own folder.
+jieba.dt.tmp_dir = str(private_dir())
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 V = TypeVar("V")
