@@ -432,7 +432,7 @@ class OpenAIEmbedder(Embedder):
         """The endpoint's reply for ``batch``, retried as the course's policy says."""
         import openai
 
-        from ._support.transports import openai_failure
+        from ._support.transports import openai_failure, openai_malformed
 
         where = f"embedding endpoint {self.base_url} (model {self.model!r})"
         asked = None
@@ -450,9 +450,9 @@ class OpenAIEmbedder(Embedder):
                 if isinstance(error, openai.APIStatusError):
                     raise kind(message, self.base_url, error.status_code) from error
                 raise kind(message, self.base_url) from error
-            except ValueError as error:  # the client's own check of the reply's shape
-                raise MalformedReply(f"{where} sent a reply that is not a list of embeddings: "
-                                     f"{error}", self.base_url) from error
+            except ValueError as error:  # not JSON, or the client's check of its shape
+                raise openai_malformed(error, where, self.base_url,
+                                       "a list of embeddings") from error
         raise AssertionError("unreachable")  # the last try returns or raises
 
     def _embed(self, texts: list[str]) -> np.ndarray:

@@ -33,7 +33,13 @@ from ._support.http_json import (
     is_retried,
     retry_wait,
 )
-from ._support.transports import Clock, check_base_url, deadline_transport, openai_failure
+from ._support.transports import (
+    Clock,
+    check_base_url,
+    deadline_transport,
+    openai_failure,
+    openai_malformed,
+)
 from ._support.validation import check_int, check_number, is_number
 from .llm_parsing import (
     clean_reply,
@@ -267,6 +273,9 @@ class OpenAIChat(ChatLLM):
                     if clock.out_of_time or not retried:
                         break
                     continue
+                except ValueError as caught:  # a reply the client could not read as JSON
+                    raise openai_malformed(caught, f"{self.name} at {self.base_url}",
+                                           self.base_url, "a chat completion") from caught
                 return self._reply(clean_reply(self._text(response), self.max_reply_chars))
         assert error is not None
         raise self._failure(error, tries, failure, refused, clock) from error

@@ -839,7 +839,17 @@ def _load_a_folder(tmp_path: Path) -> Any:
 _P0 = r"s\.json: data\[0\]\.paragraphs\[0\]"
 _ANSWER = _P0 + r"\.qas\[0\]\.answers\[0\]"
 _BAD = DatasetFormatError
+def _evaluate_empty_squad(tmp_path: Path) -> Any:
+    from course_lib.lab.datasets import build_knowledge_base
+    from course_lib.lab.evaluation import evaluate
+
+    return evaluate(build_knowledge_base(_squad_call({"data": []})(tmp_path)), "bm25-paragraph")
+
+
 DATASET_CASES: list[Case] = [
+    Case("datasets", "evaluate-on-a-squad-file-with-no-data", _evaluate_empty_squad, ValueError,
+         r"kb: the knowledge base holds 0 paragraphs and 0 questions: nothing to evaluate "
+         r"\(a SQuAD file whose \"data\" is empty"),
     Case("datasets", "paragraph-without-context", _squad_call(_without("context")), _BAD,
          _P0 + r" lacks the field 'context'; expected a paragraph: \{\"context\""),
     Case("datasets", "paragraph-without-qas", _squad_call(_without("qas")), _BAD,

@@ -112,6 +112,16 @@ def test_a_reply_off_the_protocol_is_malformed(standin, name, build, endpoint):
     assert error.endpoint == endpoint(base_of(standin)) and error.endpoint in str(error)
 
 
+@pytest.mark.parametrize("name, build, endpoint", CLIENTS, ids=IDS)
+def test_a_200_json_reply_whose_body_is_not_json_is_malformed(standin, name, build, endpoint):
+    """HTTP 200, ``Content-Type: application/json``, and a body that is not JSON: every
+    client says so and names its endpoint (the chat client once let json's own error out)."""
+    standin.raw = b"<html>busy</html>"
+    error = failure(build(base_of(standin), [], 2.0), MalformedReply)
+    assert error.endpoint == endpoint(base_of(standin)) and error.endpoint in str(error)
+    assert "not JSON" in str(error)
+
+
 def test_a_reply_that_is_not_json_is_malformed(standin):
     standin.raw = b"<html>busy</html>"
     with pytest.raises(MalformedReply, match="not JSON") as caught:

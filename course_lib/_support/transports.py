@@ -15,6 +15,7 @@ Imports nothing of ``course_lib`` outside ``_support``.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .http_json import (
+    MalformedReply,
     RemoteConnectionError,
     RemoteError,
     RemoteHTTPError,
@@ -208,6 +210,21 @@ def openai_failure(error: Exception) -> tuple[type[RemoteError], bool, float | N
         return (RemoteHTTPError, is_retried(status), parse_retry_after(error.response.headers),
                 f"answered HTTP {status}")
     return RemoteError, False, None, f"{type(error).__name__}: {error}"
+
+
+def openai_malformed(error: ValueError, where: str, url: str, expected: str) -> MalformedReply:
+    """The :class:`MalformedReply` for a ``ValueError`` the ``openai`` client raised while
+    reading a reply: a body that is not JSON at all (even under a JSON content type), or
+    JSON that is not ``expected``. Its message names ``where``.
+
+    >>> str(openai_malformed(json.JSONDecodeError("Expecting value", "<html>", 0),
+    ...                      "chat at http://x/v1", "http://x/v1", "a chat completion"))
+    "chat at http://x/v1 replied with something that is not JSON: '<html>'"
+    """
+    if isinstance(error, json.JSONDecodeError):
+        return MalformedReply(f"{where} replied with something that is not JSON: "
+                              f"{error.doc[:120]!r}", url)
+    return MalformedReply(f"{where} sent a reply that is not {expected}: {error}", url)
 
 
 # -- checks ------------------------------------------------------------------------------

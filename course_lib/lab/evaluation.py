@@ -126,6 +126,10 @@ def evaluate(kb: KnowledgeBase, pipeline: str | Callable[[str], list[DocNode]],
     ``with_intervals=False`` leaves ``intervals`` out (the bootstraps take about a third
     of a second; :func:`intervals` computes them later from ``per_question``).
     """
+    if not kb.paragraphs or not kb.questions:
+        raise ValueError(f"kb: the knowledge base holds {len(kb.paragraphs)} paragraphs and "
+                         f"{len(kb.questions)} questions: nothing to evaluate (a SQuAD file "
+                         "whose \"data\" is empty gives this); give one with both")
     started = time.perf_counter()
     name = pipeline if isinstance(pipeline, str) else getattr(pipeline, "__name__", "custom")
     spec = PIPELINES.get(pipeline) if isinstance(pipeline, str) else None
