@@ -3,10 +3,10 @@
 it is graded (:mod:`course_lib.lab.grading`).
 
 What the sandboxed command sees: the operating system's programs and libraries and the
-Python that runs it (read-only), the course library's own folder ``course_lib/`` (read-only;
-not the rest of the clone: no ``solutions/``, ``classroom/``, ``.git``), the data cache and
-the data mirror if one is set (read-only), an empty ``/tmp``, and one scratch folder, the
-only place it can write. It runs as user ``nobody`` in new namespaces (no network, no other
+Python that runs it (read-only), the course library's own folder ``course_lib/`` and its
+sample data ``data/sample/`` (read-only; not the rest of the clone: no ``solutions/``,
+``classroom/``, ``.git``), the data cache and the data mirror if one is set (read-only), an
+empty ``/tmp``, and one scratch folder, the only place it can write. It runs as user ``nobody`` in new namespaces (no network, no other
 processes, its own hostname), with no capabilities and a clean environment (only the
 variables passed in). ``nobody`` is a name inside its user namespace: outside, the kernel
 counts it as the user who started the sandbox, so what keeps the teacher's files safe is
@@ -83,8 +83,9 @@ def bwrap() -> Path:
 
 def _readable() -> list[Path]:
     """The folders a sandboxed Python needs to read: its installation, its environment's
-    packages, the course library and the data cache."""
-    places = {Path(sys.base_prefix), Path(sys.prefix), COURSE_ROOT / "course_lib", cache_dir()}
+    packages, the course library, its sample data and the data cache."""
+    places = {Path(sys.base_prefix), Path(sys.prefix), COURSE_ROOT / "course_lib", cache_dir(),
+              COURSE_ROOT / "data" / "sample"}  # the course's own small sample (load_sample)
     if os.environ.get(MIRROR_ENV):
         places.add(Path(os.environ[MIRROR_ENV]))
     places |= {Path(p) for p in (sysconfig.get_paths()["purelib"],
