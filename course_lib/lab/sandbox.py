@@ -6,12 +6,13 @@ What the sandboxed command sees: the operating system's programs and libraries a
 Python that runs it (read-only), the course library's own folder ``course_lib/`` and its
 sample data ``data/sample/`` (read-only; not the rest of the clone: no ``solutions/``,
 ``classroom/``, ``.git``), the data cache and the data mirror if one is set (read-only), an
-empty ``/tmp``, and one scratch folder, the only place it can write. It runs as user ``nobody`` in new namespaces (no network, no other
-processes, its own hostname), with no capabilities and a clean environment (only the
-variables passed in). ``nobody`` is a name inside its user namespace: outside, the kernel
-counts it as the user who started the sandbox, so what keeps the teacher's files safe is
-that they are not in the sandbox at all, not their permissions. It is killed with everything
-it started when the wall time runs out or the caller dies.
+empty ``/tmp``, and one scratch folder, the only place it can write. It runs as user
+``nobody`` in new namespaces (no network, no other processes, its own hostname), with no
+capabilities and a clean environment (only the variables passed in). ``nobody`` is a name
+inside its user namespace: outside, the kernel counts it as the user who started the
+sandbox, so what keeps the teacher's files safe is that they are not in the sandbox at all,
+not their permissions. It is killed with everything it started when the wall time runs out
+or the caller dies.
 
 What it does not protect: the kernel itself (a sandbox escape through a Linux bug), the CPU
 and memory of the machine beyond the limits set here, and anything placed inside the
