@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,10 @@ class AnswerabilitySet:
     whether question i's paragraph is still in ``kb``; the unanswerable ones keep the
     ``file_name`` of the original knowledge base. ``folds[i]`` is question i's fold: all
     questions of one paragraph share a fold, and each fold has about the same share of
-    removed paragraphs. ``held_out`` lists the removed paragraphs' texts.
+    removed paragraphs. ``held_out`` lists the removed paragraphs' texts. ``article_of``
+    maps a paragraph's text to its article's key where articles hold several paragraphs
+    (:mod:`~course_lib.lab.article_tiers`): folds and intervals then go by article; empty
+    (CMRC: an article is a paragraph), they go by paragraph.
     """
 
     kb: KnowledgeBase
@@ -50,6 +53,12 @@ class AnswerabilitySet:
     held_out: list[str]
     seed: int
     n_folds: int
+    article_of: dict[str, str] = field(default_factory=dict)
+
+    def clusters(self) -> list[str]:
+        """Each question's cluster for a bootstrap: its article (its paragraph where
+        ``article_of`` does not say) — questions of one article rise and fall together."""
+        return [self.article_of.get(q.paragraph, q.paragraph) for q in self.questions]
 
     def report_fold(self, fold: int) -> list[int]:
         """Indices of the questions scored in ``fold`` (the others calibrate)."""
@@ -62,7 +71,7 @@ class AnswerabilitySet:
         return (f"{len(self.held_out)} of {len(self.held_out) + len(self.kb.paragraphs)} "
                 f"paragraphs removed (seed {self.seed}): {n_answerable} answerable and "
                 f"{len(self.questions) - n_answerable} unanswerable questions, "
-                f"{self.n_folds} folds by paragraph")
+                f"{self.n_folds} folds by {'article' if self.article_of else 'paragraph'}")
 
 
 def answerability_set(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5,

@@ -184,6 +184,20 @@ def answerability_tiers(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5
     # with the question's answer (then the label would be wrong: the fact is there).
     topic = [i for i in absent if subjects[i] is not None and kept.mention(subjects[i][0])
              and not kept.states(subjects[i][0], base.questions[i].answers)]
+    everything, swapped_from, swaps = add_swapped(base, subjects, kept, seed)
+    tiers = {"absent paragraph": absent, "topic present": topic,
+             "swapped subject": sorted(swapped_from)}
+    return TieredSet(base, everything, tiers, subjects, swapped_from, swaps)
+
+
+def add_swapped(base: AnswerabilitySet, subjects: list[tuple[str, str] | None], kept: Facts,
+                seed: int) -> tuple[AnswerabilitySet, dict[int, int], dict[int, tuple[str, str]]]:
+    """``base`` with one swapped question (:func:`swap_subject`, the new name drawn seeded
+    from the other answerable questions' subjects of the same kind, checked against
+    ``kept``, the reduced knowledge base's facts) after its questions per answerable
+    question whose subject can be swapped, each in its original's fold; and which question
+    each was made from, and the (old, new) subject. ``subjects`` gains a ``None`` per
+    swapped question."""
     answerable = [i for i, label in enumerate(base.answerable) if label]
     pool = [subjects[i] for i in answerable if subjects[i] is not None]
     rng = random.Random(seed)
@@ -191,25 +205,22 @@ def answerability_tiers(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5
     swapped_from: dict[int, int] = {}
     swaps: dict[int, tuple[str, str]] = {}
     for i in answerable:
-        original = base.questions[i]
-        if subjects[i] is None:
+        subject = subjects[i]
+        if subject is None:
             continue
-        swapped = swap_subject(original, subjects[i], [s for s in pool if s != subjects[i]],
-                               kept, rng)
+        swapped = swap_subject(base.questions[i], subject,
+                               [s for s in pool if s != subject], kept, rng)
         if swapped is None:
             continue
         text, new_name = swapped
-        j = len(questions)
-        questions.append(replace(original, id=f"{original.id}-swapped", question=text))
+        swapped_from[len(questions)], swaps[len(questions)] = i, (subject[0], new_name)
+        questions.append(replace(base.questions[i], id=f"{base.questions[i].id}-swapped",
+                                 question=text))
         labels.append(False)
         fold_of.append(base.folds[i])
-        swapped_from[j] = i
-        swaps[j] = (subjects[i][0], new_name)
         subjects.append(None)
     everything = replace(base, questions=questions, answerable=labels, folds=fold_of)
-    tiers = {"absent paragraph": absent, "topic present": topic,
-             "swapped subject": sorted(swapped_from)}
-    return TieredSet(base, everything, tiers, subjects, swapped_from, swaps)
+    return everything, swapped_from, swaps
 
 
 def tier_table(tiered: TieredSet, signals: dict[str, Sequence[float]], use: Sequence[str],
@@ -235,7 +246,7 @@ def tier_table(tiered: TieredSet, signals: dict[str, Sequence[float]], use: Sequ
             "unanswerable": int((~labels).sum()), "answerable": int(labels.sum()),
             "auroc": result.auroc,
             "auroc_interval": auroc_interval(result.probabilities, labels,
-                                             [q.paragraph for q in subset.questions]),
+                                             subset.clusters()),
             "declined": declined / (~labels).sum(),
             "declined_interval": proportion_interval(declined, int((~labels).sum())),
             "wrongly_declined": wrong / labels.sum(),
@@ -244,13 +255,16 @@ def tier_table(tiered: TieredSet, signals: dict[str, Sequence[float]], use: Sequ
     return table
 
 
-def tier_signals(tiered: TieredSet) -> tuple[list[list[Any]], dict[str, np.ndarray]]:
-    """Every question's candidates (``hybrid-rrf`` on the reduced knowledge base) and all
-    :data:`~course_lib.answerability.SIGNALS`, for ``tiered.all``."""
+def tier_signals(tiered: TieredSet, signals: Sequence[str] | None = None
+                 ) -> tuple[list[list[Any]], dict[str, np.ndarray]]:
+    """Every question's candidates (``hybrid-rrf`` on the reduced knowledge base) and its
+    ``signals`` (default :data:`~course_lib.answerability.SIGNALS`), for ``tiered.all``."""
+    from ..answerability import SIGNALS, AnswerabilityDetector
     from .answerability_evaluation import retrieve_candidates, signal_table
 
     candidates = retrieve_candidates(tiered.all)
-    return candidates, signal_table(tiered.all, candidates)
+    detector = AnswerabilityDetector(tiered.all.kb.paragraphs, signals=signals or SIGNALS)
+    return candidates, signal_table(tiered.all, candidates, detector)
 
 
 def compare_detectors(tiered: TieredSet, signals: dict[str, Sequence[float]],
@@ -267,11 +281,11 @@ def compare_detectors(tiered: TieredSet, signals: dict[str, Sequence[float]],
     second = tier_table(tiered, signals, after, max_wrong)
     out = {}
     for name in tiered.tiers:
-        paragraphs = [tiered.all.questions[i].paragraph for i in tiered.indices(name)]
         a, b = first[name]["result"], second[name]["result"]
         out[name] = {"before": first[name], "after": second[name],
                      "auroc_change": paired_auroc_difference(
-                         a.probabilities, b.probabilities, a.answerable, paragraphs)}
+                         a.probabilities, b.probabilities, a.answerable,
+                         tiered.tier(name).clusters())}
     return out
 
 
@@ -373,36 +387,55 @@ def answerability_possible(kb: KnowledgeBase, held_out: float = 0.3, folds: int 
     return min(count, asked - count) >= folds
 
 
+# Each detector of the reproduce table adds one signal to the one before it.
+STEPS = (("words + bigrams + e5 sentence", ("word_coverage", "bigram_coverage", "best_sentence")),
+         ("+ anchored coverage", ("anchored_coverage",)), ("+ asked-for type", ("asked_type",)))
+
+
+def step_rows(tiered: TieredSet, signals: dict[str, Sequence[float]],
+              max_wrong: float = 0.05) -> list[dict[str, Any]]:
+    """Per tier, each detector of :data:`STEPS` cross-validated (:func:`tier_table`), each
+    after the first with its paired AUROC change from the one before it
+    (:func:`compare_detectors`) — the rows of the reproduce table."""
+    rows, used, before = [], [], None
+    tables: dict[str, Any] = {}
+    for label, added in STEPS:
+        used = [*used, *added]
+        if before is None:
+            tables = tier_table(tiered, signals, used, max_wrong)
+            changes = {}
+        else:
+            compared = compare_detectors(tiered, signals, before, used, max_wrong)
+            tables = {name: row["after"] for name, row in compared.items()}
+            changes = {name: row["auroc_change"] for name, row in compared.items()}
+        for tier, result in tables.items():
+            row = {"tier": tier, "label": label, "unanswerable": result["unanswerable"],
+                   "auroc": round(result["auroc"], 4),
+                   "auroc_interval": [round(x, 4) for x in result["auroc_interval"]],
+                   "declined": round(float(result["declined"]), 4),
+                   "wrongly_declined": round(float(result["wrongly_declined"]), 4)}
+            if tier in changes:
+                change = changes[tier]
+                row.update(auroc_change=change["difference"], verdict=change["verdict"],
+                           auroc_change_interval=[round(x, 4) for x in change["interval"]])
+            rows.append(row)
+        before = tables
+    order = list(tiered.tiers)
+    return sorted(rows, key=lambda row: order.index(row["tier"]))  # stable: steps in order
+
+
 def evaluate_answerability(kb: KnowledgeBase, held_out: float = 0.3, folds: int = 5,
                            seed: int = 0, max_wrong: float = 0.05) -> dict[str, Any]:
-    """The reproduce table's numbers: per tier, the detector before anchored coverage
-    (:data:`~course_lib.answerability.CLASSIC_SIGNALS`) and with it (all
-    :data:`~course_lib.answerability.SIGNALS`), cross-validated on
-    :func:`answerability_tiers` ``(kb, held_out, folds, seed)``, and the paired AUROC
-    change (:func:`compare_detectors`)."""
-    from ..answerability import CLASSIC_SIGNALS, SIGNALS
+    """The reproduce table's numbers on CMRC: per tier of :func:`answerability_tiers`
+    ``(kb, held_out, folds, seed)``, each detector of :data:`STEPS` (:func:`step_rows`)."""
+    from ..answerability import KNOWN_SIGNALS
 
     tiered = answerability_tiers(kb, held_out, folds, seed)
-    _, signals = tier_signals(tiered)
-    compared = compare_detectors(tiered, signals, CLASSIC_SIGNALS, SIGNALS, max_wrong)
-    rows = []
-    for tier, row in compared.items():
-        for which, label in (("before", "words + bigrams + e5 sentence"),
-                             ("after", "+ anchored coverage")):
-            result = row[which]
-            rows.append({"tier": tier, "label": label, "unanswerable": result["unanswerable"],
-                         "auroc": round(result["auroc"], 4),
-                         "declined": round(float(result["declined"]), 4),
-                         "wrongly_declined": round(float(result["wrongly_declined"]), 4),
-                         **({"auroc_change": row["auroc_change"]["difference"],
-                             "auroc_change_interval": [round(x, 4) for x in
-                                                       row["auroc_change"]["interval"]],
-                             "verdict": row["auroc_change"]["verdict"]}
-                            if which == "after" else {})})
+    _, signals = tier_signals(tiered, KNOWN_SIGNALS)
     return {"held_out": held_out, "folds": folds, "seed": seed, "max_wrong": max_wrong,
             "answerable": len(tiered.answerable),
-            "removed_paragraphs": len(tiered.base.held_out), "rows": rows}
-
+            "removed_paragraphs": len(tiered.base.held_out),
+            "rows": step_rows(tiered, signals, max_wrong)}
 
 def embed_tier_questions(kb: KnowledgeBase) -> int:
     """Fill the embedding cache with the swapped questions of :func:`answerability_tiers`

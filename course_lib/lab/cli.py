@@ -236,6 +236,10 @@ def _embed_all(squads: dict[str, SquadSet]) -> None:
     print("embedding the second knowledge base: DRCD test (+ the held-out CMRC paragraphs), "
           "questions in both scripts (once; e5 only, then cached) ...", flush=True)
     print(f"  cached: {embed_settings():,} passages, sentences and questions with e5")
+    from .article_tiers import embed_article_tier_questions
+
+    print(f"  and {embed_article_tier_questions()} swapped-subject questions of DRCD's "
+          "answerability tiers (e5)")
     from ..e5_torch import E5Engine, bits_line
 
     print(bits_line(E5Engine()))

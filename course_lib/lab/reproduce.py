@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .answerability_tiers import answerability_possible, evaluate_answerability
-from .datasets import KnowledgeBase
+from .article_tiers import evaluate_article_answerability
+from .datasets import HALVES, KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, PIPELINES, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
 from .significance import compare_pair, holm, interval
@@ -283,6 +284,9 @@ def reproduce(kb: KnowledgeBase, tables: list[str] | None = None,
                                  else skipped)
         if held_out is not None and answerability_possible(held_out):
             report[ANSWERABILITY]["held-out dev"] = evaluate_answerability(held_out)
+        if wins:  # whole articles: DRCD's tiers, chosen on one half, reported on the other
+            report[ANSWERABILITY]["DRCD"] = {half: evaluate_article_answerability(half)
+                                             for half in HALVES}
     report["seconds"] = round(time.perf_counter() - started, 2)
     return report
 
@@ -450,30 +454,38 @@ def _wins_lines(wins: dict[str, Any]) -> list[str]:
 def _answerability_lines(result: dict[str, Any]) -> list[str]:
     """The answerability table (notebook 12): not the chapter's, so no "chapter→" cells."""
     title = ("\nAnswerability: does the knowledge base hold the answer at all? (not in the "
-             "chapter) — per tier of unanswerable questions")
+             "chapter) — per tier of unanswerable questions, each detector adding one signal")
     if "skipped" in result:
         return [title, f"skipped: {result['skipped']}"]
     lines = [title]
-    for split, part in (("trial", result), ("held-out dev", result.get("held-out dev"))):
+    parts = [("CMRC trial", result), ("CMRC held-out dev", result.get("held-out dev"))]
+    parts += [(f"DRCD {half} half", part) for half, part in result.get("DRCD", {}).items()]
+    for split, part in parts:
         if part is None:
             continue
-        lines += [f"{split}: {part['removed_paragraphs']} paragraphs removed (seed "
-                  f"{part['seed']}), {part['answerable']} answerable questions; thresholds "
-                  f"chosen on calibration folds for ≤ {part['max_wrong']:.0%} wrongly declined, "
-                  f"all numbers on the {part['folds']} held-out folds",
+        unit = "articles" if "half" in part else "paragraphs"
+        removed = (f"{part['removed_paragraphs']} paragraphs removed (seed {part['seed']}"
+                   + (f"; {part['ambiguous']} sibling-kept questions left out, their answer "
+                      "written in a sibling" if "ambiguous" in part else "") + ")")
+        lines += [f"{split}: {removed}, {part['answerable']} answerable questions; "
+                  f"thresholds chosen on calibration folds for ≤ {part['max_wrong']:.0%} "
+                  f"wrongly declined, all numbers on the {part['folds']} held-out folds "
+                  f"(by {unit[:-1]}; intervals: bootstrap over {unit})",
                   f"{'tier (unanswerable questions)':<30}{'detector':<32}{'AUROC':>8}"
-                  f"{'declined':>10}{'wrongly':>9}{'AUROC change [95% interval]':>31}"]
+                  f"{'[95% interval]':>18}{'declined':>10}{'wrongly':>9}"
+                  f"{'AUROC change [95% interval]':>31}"]
         lines.append("-" * len(lines[-1]))
         for row in part["rows"]:
             tier = f"{row['tier']} ({row['unanswerable']})"
+            low, high = row["auroc_interval"]
             change = ""
             if "auroc_change" in row:
-                low, high = row["auroc_change_interval"]
-                change = f"{row['auroc_change']:+.4f} [{low:+.4f}, {high:+.4f}]"
+                c_low, c_high = row["auroc_change_interval"]
+                change = f"{row['auroc_change']:+.4f} [{c_low:+.4f}, {c_high:+.4f}]"
             lines.append(f"{tier:<30}{row['label']:<32}{row['auroc']:>8.4f}"
-                         f"{row['declined']:>10.3f}{row['wrongly_declined']:>9.3f}{change:>31}")
+                         f"{f'[{low:.4f}, {high:.4f}]':>18}{row['declined']:>10.3f}"
+                         f"{row['wrongly_declined']:>9.3f}{change:>31}")
     return lines
-
 
 def _pair(chapter: Triple | None, i: int, ours: float, four_digits: bool) -> str:
     """The chapter printed 2 decimals (4 for MRR); ours get one more, to show small gaps."""
