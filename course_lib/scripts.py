@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from .text_tokens import TextCache
+from ._support.text_cache import TextCache
 
 # OpenCC's configurations for plain character conversion (no regional vocabulary).
 CONVERSIONS = {"t2s": "Traditional → Simplified", "s2t": "Simplified → Traditional"}

@@ -17,7 +17,7 @@ READING_PATH = ("node", "ranking", "readers", "document", "text_splitter", "text
                 "rag", "metrics")
 # The rest of the RAG ideas, read when their notebook comes up.
 MORE_IDEAS = ("embeddings", "e5_torch", "llm", "llm_parsing", "offline_llm", "llm_groups",
-              "rewriting", "related", "answerability")
+              "rewriting", "related", "asked_type", "answerability")
 PARTS = {"lab": "lab/", "store": "store/", "_support": "_support/"}
 
 

@@ -53,12 +53,13 @@ class ArticleTiers(TieredSet):
 
 
 def article_tiers(squad: SquadSet, article_share: float = 0.2, sibling_share: float = 0.5,
-                  folds: int = 5, seed: int = 0) -> ArticleTiers:
+                  folds: int = 5, seed: int = 0, swapped: bool = True) -> ArticleTiers:
     """Remove a seeded ``article_share`` of ``squad``'s articles whole, and one paragraph
     with questions (seeded) from a seeded ``sibling_share`` of the remaining articles
     of two or more paragraphs; label every question; deal articles into ``folds``
     (articles with removals dealt apart from the untouched ones, so every fold has
-    both labels); add the swapped-subject questions.
+    both labels); add the swapped-subject questions (``swapped=False``: not, when only
+    the natural tiers are wanted).
 
     >>> from course_lib.lab.datasets import Article, Question
     >>> p = [("1-1", "甲城建于1900年。"), ("1-2", "甲城有河。"), ("2-1", "乙山高。"),
@@ -124,8 +125,9 @@ def article_tiers(squad: SquadSet, article_share: float = 0.2, sibling_share: fl
                             {text_of[pid]: key for pid, key in article_of.items()})
     everywhere, kept = Facts([t for _, t in squad.paragraphs]), Facts(reduced.paragraphs)
     subjects = [question_subject(q, everywhere) for q in base.questions]
-    everything, swapped_from, swaps = add_swapped(base, subjects, kept, seed)
-    tiers = {**members, "swapped subject": sorted(swapped_from)}
+    everything, swapped_from, swaps = (add_swapped(base, subjects, kept, seed) if swapped
+                                       else (base, {}, {}))
+    tiers = {**members, **({"swapped subject": sorted(swapped_from)} if swapped else {})}
     return ArticleTiers(base, everything, tiers, subjects, swapped_from, swaps,
                         {text_of[pid]: sibling[pid].key for pid in sibling}, ambiguous)
 
