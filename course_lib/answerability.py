@@ -317,8 +317,11 @@ class AnswerabilityDetector:
         """
         return [name.lower() for name, _ in named_entities(question)]
 
-    def signals(self, question: str, candidates: Sequence[DocNode | str]) -> Signals:
-        """Each signal's best value over ``candidates`` (0.0 when there are none)."""
+    def signals(self, question: str, candidates: Sequence[DocNode | str],
+                read_asked: bool = True) -> Signals:
+        """Each signal's best value over ``candidates`` (0.0 when there are none). With
+        anchored coverage among the signals, the asked-for type is read as evidence too
+        (``read_asked=False``: not, unless it is scored — for tables of signals)."""
         validate_query(question)
         nodes = _as_nodes(candidates)
         terms = list(dict.fromkeys(content_terms(question)))
@@ -353,7 +356,7 @@ class AnswerabilityDetector:
                            [w for w in content if w not in found],
                            best_rank=best[0] if best else None, anchors=anchors,
                            ignored=[w for w in terms if w in ignored])
-        if "asked_type" in self.signal_names or anchored:  # scored, or read as evidence
+        if "asked_type" in self.signal_names or (anchored and read_asked):  # or as evidence
             values["asked_type"] = self._asked_type(question, [u for _, _, u in units],
                                                     content, evidence)
         if "best_sentence" in self.signal_names:
@@ -409,7 +412,8 @@ class AnswerabilityDetector:
         texts = [getattr(q, "question", q) for q in questions]  # a Question or its text
         if len(texts) != len(candidates):
             raise ValueError(f"{len(texts)} questions but {len(candidates)} candidate lists")
-        return np.array([[self.signals(q, c).values[name] for name in self.signal_names]
+        return np.array([[self.signals(q, c, read_asked=False).values[name]
+                           for name in self.signal_names]
                          for q, c in zip(texts, candidates, strict=True)],
                         dtype=np.float64).reshape(len(texts), len(self.signal_names))
 

@@ -102,3 +102,32 @@ def test_the_cluster_bootstrap_agrees_with_scipys_over_articles():
                              random_state=4).confidence_interval
     assert abs(ours["interval"][0] - theirs.low) < 0.015
     assert abs(ours["interval"][1] - theirs.high) < 0.015
+
+
+def test_the_system_declines_sibling_kept_questions_end_to_end_with_its_evidence():
+    from course_lib.answerability import SIGNALS, AnswerabilityDetector
+    from course_lib.lab.answerability_tiers import (
+        careful_system,
+        mixed_stream,
+        stream_sample,
+        tier_signals,
+    )
+
+    choose = article_tiers(load_drcd("choose"), swapped=False)
+    _, signals = tier_signals(choose)
+    matrix = np.column_stack([signals[name] for name in SIGNALS])
+    detector = AnswerabilityDetector(choose.all.kb.paragraphs).fit_signals(
+        matrix, choose.all.answerable)
+    report = article_tiers(load_drcd("report"), swapped=False)
+    used = detector.with_corpus(report.all.kb.paragraphs)
+    stream = mixed_stream(report, used, stream_sample(report, 60, 40))
+    assert stream["declined"]["sibling kept"] > 0.6      # measured 0.825
+    assert stream["declined"]["article removed"] > 0.85  # measured 0.95
+    assert stream["declined"]["answerable"] < 0.2        # measured 0.10
+    system = careful_system(report.all.kb, used)
+    replies = [system.ask(report.all.questions[i].question)
+               for i in report.tiers["sibling kept"][:10]]
+    declined = [r for r in replies if r.declined]
+    assert declined, "none of ten sibling-kept questions was declined"
+    evidence = declined[0].verdict.explain()
+    assert "anchored coverage" in evidence and "asks for (read, not scored)" in evidence

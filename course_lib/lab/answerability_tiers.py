@@ -326,11 +326,30 @@ def stream_sample(tiered: TieredSet, answerable: int | None = None,
             **{name: take(members, per_tier) for name, members in tiered.tiers.items()}}
 
 
+def careful_system(kb: KnowledgeBase, detector: Any = None) -> Any:
+    """The system of :func:`mixed_stream` on ``kb``: the three paragraph paths, union, the
+    offline reranker to 3, the offline LLM — with ``detector`` as its answerability check
+    (``None``: without one). Ask it with ``.ask(question)``; a declined reply carries the
+    verdict and its evidence (``result.verdict.explain()``), as the chat panel shows it."""
+    from ..llm import OfflineLLM
+    from ..rag import MultiPathRAG
+    from .kb_document import knowledge_base_document
+    from .pipelines import paragraph_paths, prepared_reranker
+
+    doc = knowledge_base_document(kb, embed=True)
+    # CMRC is one script: notebook 12's system tokenises as it did before the multi-path
+    # pipelines learnt to normalise scripts (the same rankings but for a handful of
+    # questions whose paragraphs hold a character such as 舖 that t2s maps).
+    return MultiPathRAG(paragraph_paths(doc, normalise_script=False), llm=OfflineLLM(),
+                        reranker=prepared_reranker(doc, topk=3, normalise_script=False),
+                        context_size=3, answerability=detector)
+
+
 def mixed_stream(tiered: TieredSet, detector: Any, stream: dict[str, list[int]]
                  ) -> dict[str, Any]:
-    """Ask the questions of ``stream`` (:func:`stream_sample`) of a system on the reduced
-    knowledge base — the three paragraph paths, union, the offline reranker to 3, the
-    offline LLM — once with ``detector`` as its answerability check and once without.
+    """Ask the questions of ``stream`` (:func:`stream_sample`) of :func:`careful_system`
+    on the reduced knowledge base, once with ``detector`` as its answerability check and
+    once without.
 
     Returns, per kind: how many were asked; for the answerable ones the share answered
     with a gold answer in the reply, with the check and without; for each tier the share
@@ -341,18 +360,9 @@ def mixed_stream(tiered: TieredSet, detector: Any, stream: dict[str, list[int]]
     import time
 
     from ..embeddings import expected_queries
-    from ..llm import OfflineLLM
-    from ..rag import MultiPathRAG, answer_contains
-    from .kb_document import knowledge_base_document
-    from .pipelines import paragraph_paths, prepared_reranker
+    from ..rag import answer_contains
 
-    doc = knowledge_base_document(tiered.all.kb, embed=True)
-    # CMRC is one script: notebook 12's system tokenises as it did before the multi-path
-    # pipelines learnt to normalise scripts (the same rankings but for a handful of
-    # questions whose paragraphs hold a character such as 舖 that t2s maps).
-    plain = MultiPathRAG(paragraph_paths(doc, normalise_script=False), llm=OfflineLLM(),
-                         reranker=prepared_reranker(doc, topk=3, normalise_script=False),
-                         context_size=3)
+    plain = careful_system(tiered.all.kb)
     careful = copy.copy(plain)
     careful.answerability = detector
     asked = [i for members in stream.values() for i in members]
