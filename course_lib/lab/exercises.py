@@ -179,7 +179,7 @@ EXERCISES: dict[str, Exercise] = {
         "cross_validate gives, per question, whether it was declined and whether it is "
         "answerable; the costs are COST_DECLINED and COST_ANSWERED; run it once per value of "
         "MAX_WRONGS on trial_hard, and once more on dev_hard.",
-    )),
+    ), tolerance=1e-5),  # a mean cost moves by ~1e-4 between question sets: 1e-3 passed them
 }
 
 _STRICT: list[bool] = [False]
