@@ -25,13 +25,32 @@ def test_comparison_holds_only_what_this_process_recorded():
                   "mrr@1": 0.9, "mrr@3": 0.92, "mrr@5": 0.93})
     assert set(plots.recorded()) == {"a", "b"} and "seconds" not in plots.recorded()["a"]
     figure = plots.comparison_chart()
-    # one panel per metric, one bar per pipeline, best recall@1 first and highlighted
+    # one panel per metric, one bar per pipeline, best recall@1 first
     assert [t.name for t in figure.data] == ["recall@1", "recall@3", "recall@5", "mrr@5"]
     assert list(figure.data[0].y) == ["b", "a"] and list(figure.data[0].x) == [0.9, 0.5]
     assert list(figure.data[3].text) == ["0.930", "0.620"]  # every bar carries its value
-    colours = figure.data[0].marker.color
-    assert colours[0] == plots.HIGHLIGHT and colours[1] != plots.HIGHLIGHT
+    # no per-question results: nothing tested, so nothing highlighted, and the chart says so
+    assert plots.HIGHLIGHT not in figure.data[0].marker.color
+    assert "not tested" in figure.layout.title.subtitle.text
     assert figure.layout.xaxis.range[0] < 0.5  # the axis starts below the smallest value
+
+
+def test_the_best_bar_is_highlighted_only_when_a_paired_test_says_so():
+    def result(hits):
+        return {"recall@1": sum(hits) / len(hits), "per_question": {"recall@1": hits}}
+
+    clear = {"wide": result([1.0] * 40), "narrow": result([1.0] * 30 + [0.0] * 10)}
+    figure = plots.comparison_chart(clear, ks=(1,))
+    assert list(figure.data[0].marker.color) == [plots.HIGHLIGHT, plots.PLAIN]
+    assert "detectably above narrow" in figure.layout.title.subtitle.text
+    close = {"wide": result([1.0] * 40), "narrow": result([1.0] * 38 + [0.0] * 2)}
+    figure = plots.comparison_chart(close, ks=(1,))  # 2 questions apart: McNemar p 0.5
+    assert plots.HIGHLIGHT not in figure.data[0].marker.color
+    assert "no detectable difference from narrow" in figure.layout.title.subtitle.text
+    plots.clear_recorded()
+    plots.record({"pipeline": "x", **clear["wide"]})
+    plots.record({"pipeline": "y", **clear["narrow"]})
+    assert list(plots.comparison_chart(ks=(1,)).data[0].marker.color)[0] == plots.HIGHLIGHT
 
 
 def test_comparison_shows_at_most_eight_and_zooms_on_high_scores():
@@ -40,7 +59,7 @@ def test_comparison_shows_at_most_eight_and_zooms_on_high_scores():
     shown = list(figure.data[0].y)
     assert len(shown) == 8 and shown[0] == "p11" and shown[-1] == "p04"  # the 8 best, sorted
     assert "the 8 best of 12" in figure.layout.title.subtitle.text
-    assert "best: p11" in figure.layout.title.subtitle.text
+    assert "highest: p11" in figure.layout.title.subtitle.text
     assert 0.85 <= figure.layout.xaxis.range[0] <= 0.95 and "bars start at" in \
         figure.layout.title.subtitle.text  # the 0.95–1.0 band gets most of the width
     assert all(len(trace.y) <= 8 for trace in figure.data)

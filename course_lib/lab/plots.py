@@ -270,17 +270,22 @@ def _axis_start(smallest: float) -> float:
 # In memory, per Python process: what a notebook shows depends only on its own cells.
 # (A shared file on disk made one notebook's chart depend on which others had run.)
 _RECORDED: dict[str, dict[str, float]] = {}
+_PER_QUESTION: dict[str, dict[str, list[float]]] = {}  # the same results, question by question
 
 
 def record(result: dict[str, Any], label: str | None = None) -> None:
-    """Add an evaluation result (recall@k, MRR@k) to this session's comparison chart.
+    """Add an evaluation result (recall@k, MRR@k) to this session's comparison chart — and
+    its per-question columns, when it has them, so the chart can test its best bar.
 
     >>> clear_recorded(); record({"pipeline": "bm25", "recall@1": 0.9, "seconds": 2.0})
     >>> recorded()
     {'bm25': {'recall@1': 0.9}}
     """
     keep = {k: v for k, v in result.items() if k.startswith(("recall@", "mrr@"))}
-    _RECORDED[label or result["pipeline"]] = keep
+    name = label or result["pipeline"]
+    _RECORDED[name] = keep
+    _PER_QUESTION[name] = {k: list(v) for k, v in result.get("per_question", {}).items()
+                           if k in keep}
 
 
 def recorded() -> dict[str, dict[str, float]]:
@@ -291,14 +296,46 @@ def recorded() -> dict[str, dict[str, float]]:
 def clear_recorded() -> None:
     """Forget every recorded result."""
     _RECORDED.clear()
+    _PER_QUESTION.clear()
+
+
+def best_detectable(results: dict[str, dict[str, Any]], ranked: Sequence[str], metric: str
+                    ) -> tuple[bool, str]:
+    """Whether the first of ``ranked`` is detectably above the second on ``metric`` — a
+    paired test over the same questions (:func:`~course_lib.lab.significance.compare_pair`,
+    p < 0.05) — and a few words saying so. Without both per-question columns (or with one
+    pipeline) nothing can be tested: ``False``.
+
+    >>> results = {"a": {"per_question": {"recall@1": [1.0] * 30}},
+    ...            "b": {"per_question": {"recall@1": [0.0] * 30}}}
+    >>> best_detectable(results, ["a", "b"], "recall@1")
+    (True, 'best: a, detectably above b (paired test, p <0.001)')
+    """
+    from .significance import compare_pair
+    from .wins import format_p
+
+    if len(ranked) < 2:
+        return False, f"only {ranked[0]}" if ranked else "nothing to compare"
+    first, second = ranked[0], ranked[1]
+    columns = [results[n].get("per_question", {}).get(metric, _PER_QUESTION.get(n, {}).get(metric))
+               for n in (first, second)]
+    if any(c is None for c in columns) or len(columns[0]) != len(columns[1]):
+        return False, f"highest: {first} (not tested: no per-question results)"
+    p = compare_pair(columns[0], columns[1])["p"]
+    if p < 0.05:
+        return True, f"best: {first}, detectably above {second} (paired test, p {format_p(p)})"
+    return False, (f"highest: {first}, no detectable difference from {second} (paired test, "
+                   f"p {format_p(p)}): none highlighted")
 
 
 def comparison_chart(results: dict[str, dict[str, float]] | None = None,
                      ks: Sequence[int] = (1, 3, 5), limit: int = 8) -> Any:
     """One panel per metric (recall@k for each k, then MRR@max k), one bar per pipeline.
 
-    Pipelines are sorted by recall@min k (ties: the next metrics, then the name); the best
-    is highlighted; at most ``limit`` are drawn (the best ones, and the subtitle says so).
+    Pipelines are sorted by recall@min k (ties: the next metrics, then the name); the first
+    is highlighted only when a paired test says it is detectably above the second
+    (:func:`best_detectable`; the subtitle says which); at most ``limit`` are drawn (the
+    best ones, and the subtitle says so).
     Every bar carries its value; when all values are high the axis starts above 0, and
     the subtitle says where.
     """
@@ -318,7 +355,8 @@ def comparison_chart(results: dict[str, dict[str, float]] | None = None,
     values = [results[n][m] for n in shown for m in metrics if m in results[n]]
     start, top = _axis_start(min(values)), max(1.0, max(values))  # shares: up to 1
     step = _step(top - start)
-    notes = [f"sorted by {metrics[0]}; best: {shown[0]} (highlighted)"]
+    detectable, verdict = best_detectable(results, ranked, metrics[0])
+    notes = [f"sorted by {metrics[0]}; {verdict}" + (" (highlighted)" if detectable else "")]
     if len(ranked) > len(shown):
         notes.append(f"the {len(shown)} best of {len(ranked)} pipelines")
     if start > 0:
@@ -339,13 +377,14 @@ def comparison_chart(results: dict[str, dict[str, float]] | None = None,
                                      > 0.35 else "outside" for n in names],
                        insidetextanchor="end", constraintext="none",
                        textfont={"size": 11}, cliponaxis=False,
-                       marker={"color": [HIGHLIGHT if n == shown[0] else PLAIN for n in names]},
+                       marker={"color": [HIGHLIGHT if detectable and n == shown[0] else PLAIN
+                                         for n in names]},
                        hovertemplate="%{y}: %{x:.4f}<extra>" + metric + "</extra>",
                        row=1, col=column)
         figure.update_xaxes(range=[start, top], dtick=step, tick0=start,
                             tickformat=".2f" if step < 0.1 else ".1f", row=1, col=column)
     figure.update_yaxes(autorange="reversed", automargin=True, tickvals=shown,
-                        ticktext=[f"<b>{_clean(n)}</b>" if i == 0 else _clean(n)
+                        ticktext=[f"<b>{_clean(n)}</b>" if detectable and i == 0 else _clean(n)
                                   for i, n in enumerate(shown)])
     return figure
 
@@ -462,7 +501,7 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
     figure = _figure(f"Score cut-off: recall@{k} against context relevance@{k}",
                      "one point per cut-off, its value beside it; a higher cut-off keeps fewer "
                      "paragraphs per question", xaxis_title=f"context relevance@{k}  "
-                     "(share of the kept text that is the gold paragraph)",
+                     "(share of the kept sentences that are the gold paragraph's)",
                      yaxis_title=f"recall@{k}", width=width, height=height, margin=margin,
                      legend={"orientation": "h", "x": 0, "xanchor": "left",
                              "y": -75 / plot[1], "yanchor": "top",
@@ -535,10 +574,11 @@ def threshold_chart(sweeps: dict[str, list[dict[str, float]]] | list[dict[str, f
 def score_histograms(panels: dict[str, dict[str, Sequence[float]]],
                      lines: dict[str, dict[str, float]] | None = None, bin_size: float = 0.01,
                      x_range: tuple[float, float] = (0.0, 1.0),
-                     title: str = "Scores of the gold paragraph and of the other paragraphs"
-                     ) -> Any:
+                     title: str = "Scores of the gold paragraph and of the other paragraphs",
+                     panel: str = "model") -> Any:
     """Overlaid histograms of scores: one panel (row) per model, all on one x axis, so
-    that where each model puts its scores can be compared at a glance.
+    that where each model puts its scores can be compared at a glance. ``panel`` names
+    what a panel is in the subtitle ("model", or "signal", "detector", ...).
 
     ``panels`` maps a model (e.g. "cosine (e5)") to groups of scores, e.g. the "gold
     paragraph" and "other paragraphs" of :func:`course_lib.lab.evaluation.scores_by_hit`.
@@ -566,7 +606,7 @@ def score_histograms(panels: dict[str, dict[str, Sequence[float]]],
     figure.update_layout(template="plotly_white", width=820, height=140 + 210 * len(names),
                          barmode="overlay", bargap=0.05,
                          title={"text": _clean(title), "subtitle": {"text": _clean(
-                             f"one panel per model, same x axis; each colour: the share of its "
+                             f"one panel per {panel}, same x axis; each colour: the share of its "
                              f"own scores in each {bin_size:g}-wide bin")}},
                          margin={"l": 70, "r": 30, "t": 110, "b": 100},
                          legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.12,
