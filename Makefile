@@ -84,6 +84,7 @@ report: data
 	  10_benchmark_report.ipynb
 	$(VENV)/bin/jupyter nbconvert --to html --no-input notebooks/10_benchmark_report.ipynb \
 	  --output-dir docs --output report.html
+	$(PY) tools/alt_text.py notebooks/10_benchmark_report.ipynb docs/report.html
 
 # Solution notebooks are generated from solutions/*.py and the notebooks' check cells;
 # a test fails when they drift.
