@@ -41,8 +41,8 @@ def mistakes():
     return {
         "You took the shortest paragraph (min); the exercise asks for the longest (max).":
             {"answer": file_and_questions(shortest)},
-        "You measured length in UTF-8 bytes (len(p.encode())): Chinese characters take 3 bytes, "
-        "digits and Latin letters 1, so another paragraph wins. Count characters: len(p).":
+        "You measured length in UTF-8 bytes: Chinese characters take 3 bytes, digits and "
+        "Latin letters 1, so another paragraph wins. Count characters instead.":
             {"answer": file_and_questions(most_bytes)},
         "You counted every question of that file; count only the questions whose gold "
         "paragraph is the longest one (q.paragraph == longest).":

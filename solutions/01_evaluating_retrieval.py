@@ -34,8 +34,8 @@ def mistakes():
     worst_first = score_rankings(kb.questions,
                                  [retriever(q.question)[::-1] for q in kb.questions], ks=(10,))
     return {
-        "These are recall@5 and MRR@5: the retriever must return 10 paragraphs (topk=10) and "
-        "evaluate must score k=10 (ks=(5, 10)).":
+        "These are recall@5 and MRR@5: the retriever must return 10 paragraphs, and evaluate "
+        "must score at 10 as well as at 5.":
             {"recall_10": top5["recall@5"], "mrr_10": top5["mrr@5"]},
         "You retrieved CoarseChunk chunks (the naive baseline); the exercise retrieves whole "
         "paragraphs: the 'paragraph' group.":

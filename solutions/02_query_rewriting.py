@@ -61,12 +61,12 @@ def mistakes():
             answers(bm25(2), SubQuestionRetriever(bm25(2), OfflineLLM())),
         "You counted the pairs where either gold paragraph was retrieved; count only those "
         "where both are.": answers(bm25(2), sub1, both=False),
-        "You glued neighbouring questions (i and i + 1), which often ask about the same "
-        "paragraph; glue kb.questions[i] with kb.questions[i + 500].":
+        "You glued neighbouring questions (one and the next), which often ask about the same "
+        "paragraph; glue each question with the one 500 places later.":
             answers(bm25(2), sub1, [(kb.questions[i], kb.questions[i + 1])
                                     for i in range(0, 100, 2)]),
-        "You made 100 pairs (every i in range(100)); the exercise takes every second i, "
-        "range(0, 100, 2): 50 pairs.":
+        "You made 100 pairs (every one of the first 100 questions); the exercise takes every "
+        "second one: 50 pairs.":
             answers(bm25(2), sub1, [(kb.questions[i], kb.questions[i + 500])
                                     for i in range(100)]),
     }

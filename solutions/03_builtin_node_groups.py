@@ -55,20 +55,20 @@ def mistakes():
     """Plausible wrong methods, each run for real: {hint: the answers it gives}."""
     tokens = tiny_chunks(chunk_size=64, chunk_overlap=8, length_fn=approx_gpt2_tokens)[1]
     return {
-        "Your span recall is at k=1 (the top chunk only): the exercise asks for span_recall@5, "
+        "Your span recall is at 1 (the top chunk only): the exercise asks for span recall@5, "
         "any of the top 5 chunks containing the answer.":
             {"tiny_span_recall_5": tiny["span_recall@1"]},
-        "Your context relevance is at k=5: the exercise asks for context_relevance@1, the "
+        "Your context relevance is at 5: the exercise asks for context relevance@1, the "
         "share of on-topic sentences in the top chunk alone.":
             {"tiny_context_relevance_1": tiny["context_relevance@5"]},
         "That is the chapter's recall@5 (edit similarity: a 64-character chunk never passes "
-        "it), not span recall: evaluate(..., span_recall=True) and read span_recall@5.":
+        "it), not span recall: ask evaluate for span recall too, and read span recall@5.":
             {"tiny_span_recall_5": tiny["recall@5"]},
         "These are FineChunk's numbers (128/12): build the new 64/8 group and retrieve from it.":
             {"tiny_span_recall_5": fine["span_recall@5"],
              "tiny_context_relevance_1": fine["context_relevance@1"]},
-        "You counted GPT-2 tokens (length_fn=approx_gpt2_tokens): 64 tokens are only about 32 "
-        "Chinese characters. The exercise counts characters, SentenceSplitter's default.":
+        "You counted GPT-2 tokens (the splitter's length function): 64 tokens are only about "
+        "32 Chinese characters. The exercise counts characters, SentenceSplitter's default.":
             {"tiny_span_recall_5": tokens["span_recall@5"],
              "tiny_context_relevance_1": tokens["context_relevance@1"]},
     }

@@ -87,7 +87,8 @@ def mistakes():
         "These are plain sentences → paragraph: put the paragraph's first sentence in front "
         "of every other sentence.": plain_sentences,
         "You scored the sentence units themselves: they are far shorter than a paragraph, so "
-        "the hit rule fails. Hand back their paragraphs with document.find('paragraph').":
+        "the hit rule fails. Hand back their paragraphs (the document finds a unit's "
+        "paragraph) before scoring.":
             measure(SentencesInContext, to_paragraphs=False),
         "You retrieved only 5 small units: several come from the same paragraph, so fewer "
         "than 5 paragraphs remain. Retrieve 20, as small_to_big does, then keep 5.":

@@ -51,14 +51,15 @@ def mistakes():
         return {"lead_recall_1": scored["recall@1"], "lead_recall_5": scored["recall@5"]}
 
     return {
-        "You kept the last sentence; the lead is the first one: split_sentences(text)[:1].":
+        "You kept the last sentence; the lead of a block is its first sentence.":
             answers(lead_document(lambda text: split_sentences(text)[-1:])),
-        "You kept two sentences; the lead is the first sentence only: "
-        "split_sentences(text)[:1].":
+        "You kept two sentences; the lead is the block's first sentence only.":
             answers(lead_document(lambda text: split_sentences(text)[:2])),
-        "You cut the block at 。 only; split_sentences also ends a sentence at ！, ？ and ；.":
+        "You cut the block at 。 only; a sentence also ends at ！, ？ and ；, as the course's "
+        "sentence splitter cuts it.":
             answers(lead_document(lambda text: [text.split("。")[0]])),
         "You scored the lead sentences themselves; a sentence hits the gold paragraph only "
-        "when it is most of it. Hand back their blocks: to_blocks('lead', doc=lead_doc).":
+        "when it is most of it. Hand each lead back to the block it came from before scoring, "
+        "as the tree's small-to-big step does.":
             answers(lead_doc, Retriever(lead_doc, "lead", "bm25_chinese", topk=20)),
     }

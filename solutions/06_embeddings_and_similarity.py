@@ -59,10 +59,10 @@ def mistakes():
                                                             topk=1))]
     words = compare(dot, reference=words_first)
     return {
-        "Your scores are below 1: similarity='cosine' divides by the vectors' lengths. The "
-        "exercise asks for the plain dot product, similarity='dot'.": answers(cosine),
-        "Your scores are sums of 1/(60 + rank): without embed_keys=['sparse'] the retriever "
-        "fuses the dense and the sparse key by reciprocal rank. Pass embed_keys=['sparse'].":
+        "Your scores are below 1: the cosine divides by the vectors' lengths. The exercise "
+        "asks for the plain dot product (the 'dot' similarity).": answers(cosine),
+        "Your scores are sums of 1/(60 + rank): with both embedding keys the retriever fuses "
+        "the dense and the sparse key by reciprocal rank. Search the sparse key alone.":
             answers(fused),
         "You compared with BM25 on jieba words (bm25_chinese); the sparse embedder's terms "
         "are character n-grams: compare with bm25_char.":

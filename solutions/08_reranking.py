@@ -81,11 +81,11 @@ def mistakes():
                          for ranking, rank in zip(lexical_rankings, gold_ranks(lexical_rankings),
                                                   strict=True)]
     return {
-        "These are the full reranker's numbers: FeatureReranker() embeds by default. Pass "
-        "embedder=None to drop the dense and best_sentence signals.":
+        "These are the full reranker's numbers: the FeatureReranker embeds by default. Give "
+        "it no embedder, which drops the dense and best-sentence signals.":
             {"lexical_first": full_first, "gold_mean_score": full_gold_mean_score},
-        "You reranked BM25's top 20 only; put the reranker behind all three paths: "
-        "MultiRetriever(paragraph_paths(doc)).":
+        "You reranked BM25's top 20 only; put the reranker behind all three paths (a "
+        "MultiRetriever of the paragraph paths).":
             {"lexical_first": bm25_only[0], "gold_mean_score": bm25_only[1]},
         "lexical_first is a number of questions (out of 1,000), not a share.":
             {"lexical_first": lexical_first / len(kb.questions)},

@@ -80,14 +80,14 @@ def mistakes():
     only_paragraph = [coverage(q, best(q, lambda node, q=q: node.text != q.paragraph))
                       for q in sample_questions]
     return {
-        "Both shares are near the extremes: term_coverage(text, question) measures the "
-        "candidate's terms found in the question. Pass the question first: "
-        "term_coverage(q.question, node.text).":
+        "Both shares are near the extremes: you measured the candidate's terms found in the "
+        "question. The rule wants the question's terms found in the candidate; the coverage "
+        "function's docstring says which argument is which.":
             shares([reversed_coverage(q, best_of_all[q.id]) for q in sample_questions],
                    [reversed_coverage(q, best_of_others[q.id]) for q in sample_questions]),
         "You removed only the gold paragraph: coarse chunks and the other paragraphs of the "
-        "same file still carry its text. Drop every candidate whose metadata['file_name'] is "
-        "the question's file_name.":
+        "same file still carry its text. Drop every candidate from the question's own file "
+        "(a node's metadata names its file).":
             shares(answerable, only_paragraph),
         "Your best candidate is the first of the union (the order the paths found them in); "
         "the system's best is the reranker's first: rerank (what is left of) the candidates.":

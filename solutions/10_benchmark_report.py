@@ -44,18 +44,18 @@ def mistakes():
     paragraphs = evaluate(kb, Retriever(summaries, "paragraph", "bm25_char", topk=5))
     return {
         "Those are the report's row 'summary → paragraph, BM25' (jieba words): the new row "
-        "matches the summaries with similarity='bm25_char'.":
+        "matches the summaries on characters (the bm25_char similarity).":
             {"char_summary_recall_1": words["recall@1"],
              "char_summary_recall_5": words["recall@5"]},
         "You scored the summaries themselves: a two-sentence summary never passes the hit "
-        "rule against the whole gold paragraph. Hand back their paragraphs with "
-        "small_to_big(retriever, summaries).":
+        "rule against the whole gold paragraph. Hand back their paragraphs (small-to-big) "
+        "before scoring.":
             {"char_summary_recall_1": summaries_only["recall@1"],
              "char_summary_recall_5": summaries_only["recall@5"]},
-        "recall@5 equals recall@1: your retriever returns one summary. Give it topk=5.":
+        "recall@5 equals recall@1: your retriever returns one summary. Give it a top k of 5.":
             {"char_summary_recall_1": one["recall@1"], "char_summary_recall_5": one["recall@5"]},
         "That is BM25 on characters over whole paragraphs (the similarity table's row): "
-        "retrieve from the 'summary' group of summary_document(kb).":
+        "retrieve from the 'summary' group of the summary document.":
             {"char_summary_recall_1": paragraphs["recall@1"],
              "char_summary_recall_5": paragraphs["recall@5"]},
     }

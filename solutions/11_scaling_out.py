@@ -69,13 +69,13 @@ def mistakes():
     gold_found = sum(any(paragraphs[i] == q.paragraph for i in r)
                      for q, r in zip(kb.questions, returned, strict=True))
     return {
-        "You embedded the questions as paragraphs (default_embedder()(questions) adds "
-        "'passage: '): e5 was trained on 'query: ' questions, so other neighbours come back. "
-        "Embed them with default_embedder().embed_queries(questions).":
+        "You embedded the questions as paragraphs (calling the embedder adds 'passage: '): e5 "
+        "was trained on 'query: ' questions, so other neighbours come back. Embed them as "
+        "queries (the embedder's embed_queries).":
             {"hnsw_recall_at_10": passage_recall[10],
              "smallest_ef_for_0_98": min(ef for ef in EF_GRID if passage_recall[ef] >= 0.98)},
-        "You compared the top 5, not the top 10: search(q, 10) on both indexes, and divide "
-        "by 10 neighbours per question.":
+        "You compared the top 5, not the top 10: search both indexes for 10 neighbours, and "
+        "divide by 10 per question.":
             {"hnsw_recall_at_10": top5[10],
              "smallest_ef_for_0_98": min(ef for ef in EF_GRID if top5[ef] >= 0.98)},
         f"Your HNSW index used the default ef_search ({default_ef}): pass ef_search=10 to "

@@ -217,3 +217,53 @@ def test_the_hashed_key_agrees_with_the_solution_key():
                 assert key.is_right(given)
             if gap > 2e-3:
                 assert not key.is_right(given) and not key.mistake_hints(given)
+
+
+def _mistake_hints(solution):
+    """The hints of a worked solution's known wrong methods: the string keys of the dict
+    its ``mistakes()`` returns (read from the source, nothing run)."""
+    import ast
+
+    tree = ast.parse(solution.read_text(encoding="utf-8"))
+    found = []
+    for function in tree.body:
+        if isinstance(function, ast.FunctionDef) and function.name == "mistakes":
+            for node in function.body:  # its own return, not those of functions inside it
+                if not isinstance(node, ast.Return):
+                    continue
+                value = node.value  # {hint: answers} or {hint: ... for hint, ... in {...}.items()}
+                if isinstance(value, ast.DictComp):
+                    value = next(n for n in ast.walk(value.generators[0].iter)
+                                 if isinstance(n, ast.Dict))
+                if isinstance(value, ast.Dict):
+                    found += [_text(key) for key in value.keys if _text(key)]
+    return found
+
+
+def _text(node):
+    """A string constant, or "" (concatenated literals are one constant to ast)."""
+    import ast
+
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+# A known mistake's hint may name a place (a function, a setting) but hands over no code: no
+# call, keyword argument, assignment or index.
+HANDED_OVER = re.compile(r"\w\(|\w\s?=\s?[\w'\"(\[]|\w\[")
+
+
+@pytest.mark.parametrize("solution", sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py")),
+                         ids=lambda p: p.stem[:2])
+def test_a_known_mistakes_hint_names_the_idea_not_the_code(solution):
+    hints = _mistake_hints(solution)
+    assert hints, f"{solution.name}: no known mistakes read"
+    for hint in hints:
+        assert not HANDED_OVER.search(hint), f"{solution.name}: a hint hands over code: {hint!r}"
+
+
+def test_the_handed_over_detector_catches_code_and_lets_places_pass():
+    for text in ("Pass embedder=None.", "use split_sentences(text)[:1]", "ks=(5, 10)",
+                 "metadata['file_name']"):
+        assert HANDED_OVER.search(text), text
+    assert not HANDED_OVER.search("the shortest paragraph (min); SubQuestionRetriever; sums of "
+                                  "1/(60 + rank); recall@5")
