@@ -16,6 +16,12 @@ them with a logistic regression, and
 declines below a threshold (:func:`choose_threshold`) chosen so that at most
 ``max_wrong`` of the answerable calibration questions are declined.
 
+A fifth signal, ``asked_type`` (in :data:`KNOWN_SIGNALS`, not in the default :data:`SIGNALS`):
+the best share of the question's content words in a sentence that holds every name of the
+question *and* a filler of the type it asks for (:mod:`course_lib.asked_type`). Measured on
+whole articles, it did not earn its place (notebook 12, section 10); the detector still reads
+it as evidence, which :meth:`Verdict.explain` prints ("read, not scored").
+
 ``MultiPathRAG(..., answerability=detector)`` declines with :data:`course_lib.rag.DECLINED`
 instead of answering. How well it separates the classes, measured on questions whose
 answers were removed from the knowledge base, is the lab's job
