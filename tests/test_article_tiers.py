@@ -131,3 +131,10 @@ def test_the_system_declines_sibling_kept_questions_end_to_end_with_its_evidence
     assert declined, "none of ten sibling-kept questions was declined"
     evidence = declined[0].verdict.explain()
     assert "anchored coverage" in evidence and "asks for (read, not scored)" in evidence
+
+
+def test_a_set_of_single_paragraph_articles_has_no_sibling_tier():
+    from course_lib.lab.datasets import fetch_cmrc2018, load_squad
+
+    tiered = article_tiers(load_squad(fetch_cmrc2018()), swapped=False)
+    assert list(tiered.tiers) == ["article removed"]  # CMRC: an article is one paragraph

@@ -15,6 +15,9 @@ knowledge base with articles as files and these tiers of unanswerable questions:
 * ``"article removed"`` — every question of a removed article;
 * ``"swapped subject"`` — as on CMRC (:func:`~course_lib.lab.answerability_tiers.add_swapped`).
 
+A tier with no questions is left out (a set whose articles are single paragraphs, such as
+CMRC, has no sibling-kept tier).
+
 Folds, and the bootstrap intervals of the tier tables, go by article: siblings share a
 fold. What it does not do: prove a sibling silent — the answer's text may be absent
 from a sibling that still implies it.
@@ -128,6 +131,7 @@ def article_tiers(squad: SquadSet, article_share: float = 0.2, sibling_share: fl
     everything, swapped_from, swaps = (add_swapped(base, subjects, kept, seed) if swapped
                                        else (base, {}, {}))
     tiers = {**members, **({"swapped subject": sorted(swapped_from)} if swapped else {})}
+    tiers = {name: found for name, found in tiers.items() if found}  # CMRC: no siblings
     return ArticleTiers(base, everything, tiers, subjects, swapped_from, swaps,
                         {text_of[pid]: sibling[pid].key for pid in sibling}, ambiguous)
 
