@@ -257,3 +257,21 @@ def test_data_fetches_and_summarises_trial_and_dev(capsys, monkeypatch):
     assert "848 paragraphs, 3219 questions" in out
     assert "193 unlocatable answers dropped from 174 questions" in out
     assert embedded == [["dev", "trial"]]
+
+
+def test_reproduce_on_a_file_of_whole_articles_adds_the_sibling_kept_tier(tmp_path):
+    from course_lib.lab.datasets import fetch_drcd
+
+    data = json.loads(fetch_drcd().read_text(encoding="utf-8"))["data"]
+    articles = ([a for a in data if len(a["paragraphs"]) >= 2][:40]
+                + [a for a in data if len(a["paragraphs"]) == 1][:20])
+    squad = tmp_path / "articles.json"
+    squad.write_text(json.dumps({"version": "t", "data": articles}, ensure_ascii=False),
+                     encoding="utf-8")
+    out_json = tmp_path / "rep.json"
+    assert main(["reproduce", "--squad", str(squad), "--table", "answerability",
+                 "--json", str(out_json)]) == 0
+    articles_part = json.loads(out_json.read_text())["answerability"]["articles"]
+    tiers = [row["tier"] for row in articles_part["rows"]]
+    assert tiers[0] == "sibling kept" and "article removed" in tiers
+    assert articles_part["half"] is None and articles_part["ambiguous"] == 11

@@ -137,16 +137,22 @@ def article_tiers(squad: SquadSet, article_share: float = 0.2, sibling_share: fl
 
 
 
-def evaluate_article_answerability(half: str, seed: int = 0, max_wrong: float = 0.05
-                                   ) -> dict[str, Any]:
+def evaluate_article_answerability(half: str | None, seed: int = 0, max_wrong: float = 0.05,
+                                   squad: SquadSet | None = None) -> dict[str, Any]:
     """The reproduce table's DRCD numbers: per tier of :func:`article_tiers` on ``half``
     of DRCD (``"choose"`` or ``"report"``), each detector of
-    :data:`~course_lib.lab.answerability_tiers.STEPS`, folds and intervals by article."""
+    :data:`~course_lib.lab.answerability_tiers.STEPS`, folds and intervals by article.
+    ``squad``: another set with articles instead of DRCD (``half=None``: all of it), as
+    ``python -m course_lib reproduce --squad FILE`` passes it."""
     from ..answerability import KNOWN_SIGNALS
     from .answerability_tiers import step_rows, tier_signals
-    from .datasets import load_drcd
+    from .datasets import load_drcd, split_by_article
 
-    tiered = article_tiers(load_drcd(half), seed=seed)
+    if squad is None:
+        squad = load_drcd(half)
+    elif half is not None:
+        squad = split_by_article(squad, half)
+    tiered = article_tiers(squad, seed=seed)
     _, signals = tier_signals(tiered, KNOWN_SIGNALS)
     return {"half": half, "seed": seed, "max_wrong": max_wrong, "folds": tiered.base.n_folds,
             "answerable": len(tiered.answerable), "removed_paragraphs": len(tiered.base.held_out),

@@ -349,7 +349,15 @@ def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
         report = reproduce(build_knowledge_base(load_squad(fetch_cmrc2018()), 10), tables,
                            held_out=None if tables else load_held_out_kb(), wins=not tables)
     else:
-        report = reproduce(build_knowledge_base(checked["squad"], 10), tables)
+        squad = checked["squad"]
+        report = reproduce(build_knowledge_base(squad, 10), tables)
+        if "skipped" not in report.get("answerability", {"skipped": ""}) and any(
+                len(a.paragraph_ids) > 1 for a in squad.articles):
+            from .article_tiers import evaluate_article_answerability
+
+            # Articles of several paragraphs: the sibling-kept tier exists here too.
+            report["answerability"]["articles"] = evaluate_article_answerability(None,
+                                                                                 squad=squad)
     print(format_report(report))
     _write_json(report, checked["json"])
 

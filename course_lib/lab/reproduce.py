@@ -460,6 +460,8 @@ def _answerability_lines(result: dict[str, Any]) -> list[str]:
     lines = [title]
     parts = [("CMRC trial", result), ("CMRC held-out dev", result.get("held-out dev"))]
     parts += [(f"DRCD {half} half", part) for half, part in result.get("DRCD", {}).items()]
+    if "articles" in result:  # reproduce --squad FILE on a set of many-paragraph articles
+        parts.append(("the file's articles", result["articles"]))
     for split, part in parts:
         if part is None:
             continue
