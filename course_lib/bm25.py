@@ -234,3 +234,35 @@ def idf_of(index: BM25Index, term: str) -> float:
     position = index.vocabulary.get(term)
     return 0.0 if position is None else float(index.idf[position])
 
+
+@dataclass
+class TermStats:
+    """A collection's BM25 statistics and its document frequencies by term, for scoring
+    one tokenised text at a time. The formula is :class:`course_lib.bm25.BM25Stats`'s
+    (k1 = 1.5, b = 0.75, Lucene idf); a term the collection lacks gets the idf of a
+    term in no document."""
+
+    stats: BM25Stats
+    doc_freq: Counter[str]
+
+    def idf(self, term: str) -> float:
+        return float(self.stats.idf(self.doc_freq.get(term, 0)))
+
+    def bm25(self, query_terms: list[str], doc_counts: Counter[str]) -> float:
+        """BM25 of the text with ``doc_counts``; a repeated query term counts each time."""
+        return self.bm25_all(query_terms, [doc_counts])[0]
+
+    def bm25_all(self, query_terms: list[str], docs_counts: Sequence[Counter[str]]
+                 ) -> list[float]:
+        """:meth:`bm25` of each text, the query's idfs looked up once (same numbers)."""
+        idf = {term: self.idf(term) for term in set(query_terms)}
+        scores = []
+        for doc_counts in docs_counts:
+            length = sum(doc_counts.values())
+            score = 0.0
+            for term in query_terms:
+                tf = doc_counts.get(term, 0)
+                if tf:
+                    score += self.stats.weight(tf, length, idf[term])
+            scores.append(score)
+        return scores

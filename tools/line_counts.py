@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "course_lib"
 # The order to read the core in: each module uses only those before it (or a few of them).
 READING_PATH = ("node", "ranking", "readers", "document", "text_splitter", "text_tokens",
                 "scripts",
-                "bm25", "similarity", "vectors", "index", "retriever", "fusion", "rerank",
+                "bm25", "similarity", "vectors", "index", "retriever", "fusion", "rerank_models",
+                "rerank",
                 "rag", "metrics")
 # The rest of the RAG ideas, read when their notebook comes up.
 MORE_IDEAS = ("embeddings", "e5_torch", "llm", "llm_parsing", "offline_llm", "llm_groups",

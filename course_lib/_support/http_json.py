@@ -2,7 +2,7 @@
 
 **Errors.** Every client of a remote service (:class:`~course_lib.llm.OpenAIChat`,
 :class:`~course_lib.embeddings.HTTPEmbedder`, :class:`~course_lib.embeddings.OpenAIEmbedder`,
-:class:`~course_lib.rerank.RerankEndpoint`) fails with a :class:`RemoteError`, whose
+:class:`~course_lib.rerank_models.RerankEndpoint`) fails with a :class:`RemoteError`, whose
 ``endpoint`` is the URL (or name) it called and whose message names it too. The subclass
 says what failed::
 
