@@ -122,7 +122,7 @@ def _cap_torch_threads(threads: int | None) -> int:
     """Set torch's thread count to at most the CPUs this process may use; return it."""
     import torch
 
-    from .embeddings import cpu_threads
+    from .embedding_base import cpu_threads
 
     count = cpu_threads(threads)
     torch.set_num_threads(count)

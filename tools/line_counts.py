@@ -17,7 +17,8 @@ READING_PATH = ("node", "ranking", "readers", "document", "text_splitter", "text
                 "rerank",
                 "rag", "metrics")
 # The rest of the RAG ideas, read when their notebook comes up.
-MORE_IDEAS = ("embeddings", "e5_torch", "llm", "llm_parsing", "offline_llm", "llm_groups",
+MORE_IDEAS = ("embedding_base", "e5_torch", "embedding_models", "embedding_remote",
+              "embedding_cache", "embeddings", "llm", "llm_parsing", "offline_llm", "llm_groups",
               "rewriting", "related", "asked_type", "answerability")
 PARTS = {"lab": "lab/", "store": "store/", "_support": "_support/"}
 
