@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from course_lib import Document, load_sample
-from course_lib.lab import plots
+from course_lib.lab import figures, plots
 from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import CHAPTER_TREE, build_chapter_tree
 
@@ -96,10 +96,11 @@ def test_threshold_labels_do_not_overlap():
     named = plots.threshold_chart({"cosine (USE)": rows})
     assert named.data[0].name == "cosine (USE)" and named.data[0].showlegend is not False
     points, texts = [(100, 100), (104, 100), (108, 102), (300, 5)], ["0.25", "0.3", "0.35", "9"]
-    spots = plots._label_spots(points, texts, [], [], (800, 400))
-    boxes = [plots._label_box(*p, t, s) for p, t, s in zip(points, texts, spots, strict=True) if s]
+    spots = figures._label_spots(points, texts, [], [], (800, 400))
+    boxes = [figures._label_box(*p, t, s)
+             for p, t, s in zip(points, texts, spots, strict=True) if s]
     assert len(boxes) >= 3 and spots[3].startswith("bottom")  # room above is off the chart
-    assert not any(plots._overlaps(a, [b]) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert not any(figures._overlaps(a, [b]) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
 def test_score_histograms_one_panel_per_model_on_one_axis():
@@ -172,16 +173,16 @@ def _png(pixels, filters):
             row = row - (pixels[y - 1] if y else 0)
         rows.append(bytes([filters[y]]) + (row % 256).astype(np.uint8).tobytes())
     return (b"\x89PNG\r\n\x1a\n"
-            + plots._png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
-            + plots._png_chunk(b"IDAT", zlib.compress(b"".join(rows)))
-            + plots._png_chunk(b"IEND", b""))
+            + figures._png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+            + figures._png_chunk(b"IDAT", zlib.compress(b"".join(rows)))
+            + figures._png_chunk(b"IEND", b""))
 
 
 def _decode_indexed(png):
     import struct
     import zlib
 
-    chunks = dict(plots._png_chunks(png))
+    chunks = dict(figures._png_chunks(png))
     width, height, depth, kind = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
     assert (depth, kind) == (8, 3)  # 8-bit indexed
     palette = np.frombuffer(chunks[b"PLTE"], np.uint8).reshape(-1, 3)
@@ -197,7 +198,7 @@ def test_compact_png_keeps_every_pixel_of_a_chart_like_image():
     pixels[..., :3] = colours[rng.integers(0, 40, size=(30, 50))]
     png = _png(pixels, [2] * 15 + [0] * 15)
     small = plots.compact_png(png)
-    assert small != png and plots._png_size(small) == (50, 30)
+    assert small != png and figures._png_size(small) == (50, 30)
     assert (_decode_indexed(small) == pixels[..., :3]).all()  # 40 colours: nothing lost
     # what it leaves alone: transparency, filters it does not undo, not a PNG at all
     clear = pixels.copy()
@@ -223,7 +224,7 @@ def test_show_without_an_exporter_is_interactive_and_offline(monkeypatch):
     import json
 
     figure = plots.comparison_chart({"x": {"recall@1": 1.0, "recall@3": 1.0, "recall@5": 1.0}})
-    monkeypatch.setattr(plots, "_exporter_ready", lambda: False)
+    monkeypatch.setattr(figures, "_exporter_ready", lambda: False)
     monkeypatch.setattr(type(figure), "to_image", lambda *a, **k: pytest.fail("no exporter"))
     shown = _displayed(monkeypatch)
     plots.show(figure)
@@ -236,7 +237,7 @@ def test_show_without_an_exporter_is_interactive_and_offline(monkeypatch):
     assert "cdn" not in json.dumps(spec).lower() and "<script" not in json.dumps(spec)
     assert bundle["text/plain"].startswith("Interactive chart: Recall@k and MRR@k on CMRC 2018")
     assert "object>" not in bundle["text/plain"]
-    monkeypatch.setattr(plots, "_exporter_ready", lambda: True)  # an exporter, but the
+    monkeypatch.setattr(figures, "_exporter_ready", lambda: True)  # an exporter, but the
     monkeypatch.setenv("COURSE_PLOTS", "interactive")  # environment asks for live figures
     plots.show(figure)
     assert set(shown[-1][0]) == {plots.PLOTLY_MIME, "text/plain"}
@@ -247,7 +248,7 @@ def test_show_without_an_exporter_is_interactive_and_offline(monkeypatch):
     assert set(shown[-1][0]) == {plots.PLOTLY_MIME, "text/plain"}
     with pytest.raises(RuntimeError, match="the export failed: the browser died"):
         plots.show(figure, interactive=False)
-    monkeypatch.setattr(plots, "_exporter_ready", lambda: False)
+    monkeypatch.setattr(figures, "_exporter_ready", lambda: False)
     with pytest.raises(RuntimeError, match="interactive=False needs plotly's static exporter"):
         plots.show(figure, interactive=False)
     with pytest.raises(ValueError, match="interactive must be None, True or False"):
@@ -255,7 +256,7 @@ def test_show_without_an_exporter_is_interactive_and_offline(monkeypatch):
 
 
 def test_show_draws_a_png_with_the_exporter(monkeypatch):
-    if not plots._exporter_ready():
+    if not figures._exporter_ready():
         pytest.skip("no Chrome/Chromium for plotly's exporter on this machine")
     import base64
 
@@ -266,7 +267,7 @@ def test_show_draws_a_png_with_the_exporter(monkeypatch):
     (bundle, metadata), (live, _) = shown
     assert set(bundle) == {plots.PNG_MIME, "text/plain"}  # no SVG: JupyterLab hides untrusted SVG
     png = base64.b64decode(bundle[plots.PNG_MIME])
-    assert png.startswith(b"\x89PNG") and plots._png_size(png) == (640, 580)
+    assert png.startswith(b"\x89PNG") and figures._png_size(png) == (640, 580)
     assert metadata[plots.PNG_MIME] == {"width": 640, "height": 580}
     assert bundle["text/plain"] == ("Picture: Rank of the gold paragraph, before → after "
                                     "reranking — 3 of 3 questions changed rank: 2 up, 1 down; a "
@@ -414,7 +415,7 @@ def _label_boxes(figure):
                 + {"right": "left", "center": "center", "left": "right"}[a.xanchor])
         gap = max(abs(a.xshift or 0), abs(a.yshift or 0)) or plots.LABEL_GAP
         x, y = (a.x - x0) / (x1 - x0) * width, (y1 - a.y) / (y1 - y0) * height
-        boxes.append((a.text, plots._label_box(x, y, a.text, spot, gap), (x, y)))
+        boxes.append((a.text, figures._label_box(x, y, a.text, spot, gap), (x, y)))
     return boxes
 
 
@@ -439,11 +440,11 @@ def test_threshold_slider_names_its_curve_and_keeps_labels_apart():
     texts = [text for text, _, _ in boxes]
     assert "0.2" in texts and "2" in texts  # the chosen point's label comes first
     assert "0–0.1" not in texts  # no room left beside the circle: hover shows it
-    assert not any(plots._overlaps(a, [b]) for i, (_, a, _) in enumerate(boxes)
+    assert not any(figures._overlaps(a, [b]) for i, (_, a, _) in enumerate(boxes)
                    for _, b, _ in boxes[i + 1:])
     (cx, cy), = [xy for text, _, xy in boxes if text == "0.2"]
     circle = (cx - 12, cy - 12, cx + 12, cy + 12)
-    assert not any(plots._overlaps(box, [circle]) for _, box, _ in boxes)
+    assert not any(figures._overlaps(box, [circle]) for _, box, _ in boxes)
     with pytest.raises(ValueError, match="chosen=0.5 is not one of the first curve's cut-offs"):
         plots.threshold_chart(rows, chosen=0.5)
     assert "over 5 cut-offs, 0 to 2" in slider._repr_mimebundle_()["text/plain"]
