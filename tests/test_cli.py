@@ -93,7 +93,7 @@ def test_a_failure_during_the_work_is_one_line_and_leaves_no_file(tmp_path, caps
 
 def test_json_is_written_atomically_and_a_failed_write_leaves_the_old_file(tmp_path,
                                                                            monkeypatch):
-    from course_lib.lab import cli
+    from course_lib.lab import cli, cli_arguments
     target = tmp_path / "r.json"
     cli._write_json({"a": 1}, target)
     assert json.loads(target.read_text()) == {"a": 1}
@@ -101,7 +101,7 @@ def test_json_is_written_atomically_and_a_failed_write_leaves_the_old_file(tmp_p
     def no_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli.os, "replace", no_replace)
+    monkeypatch.setattr(cli_arguments.os, "replace", no_replace)
     with pytest.raises(OSError, match="No space"):
         cli._write_json({"a": 2}, target)
     assert json.loads(target.read_text()) == {"a": 1}
@@ -110,12 +110,12 @@ def test_json_is_written_atomically_and_a_failed_write_leaves_the_old_file(tmp_p
 
 def test_an_unwritable_json_folder_is_refused_before_work(tmp_path, capsys, monkeypatch):
     # Root may write anywhere, so the refusal is simulated where the check tries it.
-    from course_lib.lab import cli
+    from course_lib.lab import cli_arguments
 
     def refuse(**kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(cli.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cli_arguments.tempfile, "mkstemp", refuse)
     monkeypatch.setattr("course_lib.lab.evaluation.evaluate", None)  # reaching it would fail
     squad = small_squad(tmp_path / "s.json")
     assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",

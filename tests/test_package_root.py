@@ -29,3 +29,10 @@ def test_every_name_of_the_root_resolves_and_an_unknown_one_is_named():
     assert set(course_lib.__all__) <= set(dir(course_lib))
     with pytest.raises(AttributeError, match="no attribute 'load_cmrc'"):
         course_lib.load_cmrc  # noqa: B018
+
+
+def test_no_module_of_the_package_is_over_500_lines():
+    """One idea per module: a module that grows past a screenful of screens is two ideas."""
+    sizes = {path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+             for path in (ROOT / "course_lib").rglob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > 500} == {}
