@@ -72,8 +72,8 @@ def article_tiers(squad: SquadSet, article_share: float = 0.2, sibling_share: fl
     >>> squad = SquadSet(p, qs, articles=[Article("1", "甲", ["1-1", "1-2"]),
     ...     Article("2", "乙", ["2-1"]), Article("3", "丙", ["3-1"]), Article("4", "丁", ["4-1"])])
     >>> t = article_tiers(squad, article_share=0.25, sibling_share=1.0, folds=2)
-    >>> {name: len(members) for name, members in t.tiers.items()}, t.ambiguous
-    ({'sibling kept': 1, 'article removed': 1, 'swapped subject': 0}, 0)
+    >>> {name: len(members) for name, members in t.tiers.items()}, t.ambiguous  # no swap here
+    ({'sibling kept': 1, 'article removed': 1}, 0)
     """
     if not isinstance(squad, SquadSet) or not squad.articles:
         raise TypeError("squad must be a SquadSet with articles (load_drcd(half)), got "
