@@ -216,3 +216,27 @@ def test_proportion_interval_refuses_impossible_counts() -> None:
         proportion_interval(0, 0)
     with pytest.raises(ValueError, match=r"must be whole numbers"):
         proportion_interval(2.5, 10)
+
+
+def test_a_cluster_bootstrap_is_the_mean_of_whole_clusters_drawn_together():
+    from course_lib.lab.significance import (
+        cluster_bootstrap_interval,
+        cluster_resamples,
+        paired_difference,
+    )
+
+    rng = np.random.default_rng(7)
+    clusters = [f"p{k}" for k in rng.integers(0, 40, 300)]
+    per_cluster = {c: rng.random() < 0.5 for c in set(clusters)}  # one paragraph, one fate
+    values = np.array([float(per_cluster[c]) for c in clusters])
+    members, drawn = cluster_resamples(clusters, resamples=500)
+    by_hand = [values[np.concatenate([members[k] for k in row])].mean() for row in drawn]
+    low, high = cluster_bootstrap_interval(values, clusters, resamples=500)
+    assert (low, high) == pytest.approx(tuple(np.quantile(by_hand, [0.025, 0.975])), abs=1e-12)
+    # questions that rise and fall with their paragraph: resampling them one by one is too sure
+    one_by_one = bootstrap_interval(values, resamples=500)
+    assert high - low > 2 * (one_by_one[1] - one_by_one[0])
+    assert paired_difference(values, 0 * values, clusters=clusters)["low"] == pytest.approx(
+        cluster_bootstrap_interval(values, clusters)[0])
+    with pytest.raises(ValueError, match="clusters needs one label per question"):
+        cluster_bootstrap_interval(values, clusters[:-1])

@@ -34,7 +34,7 @@ def test_the_tools_docstring_examples_hold() -> None:
 
 
 def test_every_lesson_states_its_title_time_and_goals() -> None:
-    assert [n.name[:2] for n in NOTEBOOKS] == [f"{i:02d}" for i in range(13)]
+    assert [n.name[:2] for n in NOTEBOOKS] == [f"{i:02d}" for i in range(len(NOTEBOOKS))]
     for notebook in NOTEBOOKS:
         summary = site.lesson_summary(notebook)
         assert summary["title"].startswith(notebook.name[:2] + " · ")

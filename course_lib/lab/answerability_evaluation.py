@@ -27,6 +27,7 @@ from .._support.validation import check_int, check_number
 from ..answerability import AnswerabilityDetector, choose_threshold, fit_model
 from ..node import DocNode
 from .datasets import KnowledgeBase, Question, SquadSet, build_knowledge_base
+from .significance import cluster_resamples
 
 
 # ---------------------------------------------------------------- the evaluation set
@@ -174,15 +175,11 @@ AUROC_RESAMPLES = 2_000  # each draw ranks every question: fewer draws than for 
 
 def _cluster_draws(clusters: Sequence[Any], resamples: int, seed: int) -> list[np.ndarray]:
     """Bootstrap draws of question indices, resampling whole clusters (paragraphs) with
-    replacement: questions of one paragraph rise and fall together, so resampling them
-    one by one would make an interval too narrow."""
-    groups: dict[Any, list[int]] = {}
-    for i, cluster in enumerate(clusters):
-        groups.setdefault(cluster, []).append(i)
-    members = [np.asarray(g) for g in groups.values()]
-    rng = np.random.default_rng(seed)
-    return [np.concatenate([members[k] for k in rng.integers(0, len(members), len(members))])
-            for _ in range(resamples)]
+    replacement (:func:`~course_lib.lab.significance.cluster_resamples`): questions of one
+    paragraph rise and fall together, so resampling them one by one would make an
+    interval too narrow."""
+    members, drawn = cluster_resamples(clusters, resamples, seed)
+    return [np.concatenate([members[k] for k in row]) for row in drawn]
 
 
 def _drawn_aurocs(scores: np.ndarray, labels: np.ndarray, draws: list[np.ndarray]

@@ -56,7 +56,7 @@ from . import exercises
 from .answer_keys import KEY_SUFFIX, SolutionKey, no_self_check
 
 # Notebook 00 is set-up (the teacher's `make data` does it for a server): not graded.
-GRADED = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")
+GRADED = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13")
 COURSE_ID = "rag-recall"
 CONFIG_MARK = "# Written by `python -m course_lib classroom`"
 # The notebook's pointer to the worked solution, which a release does not carry.
@@ -199,7 +199,7 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
     machine; on a shared server a folder every user can write). ``self_check=False``: the
     release's checks say that the answers are graded after submission and check nothing
     (for an exam: any working offline check can be queried until it says ✓).
-    Each worked solution and its wrong methods run once (minutes for all twelve).
+    Each worked solution and its wrong methods run once (minutes for all thirteen).
     """
     unknown = sorted(set(exercises_) - set(exercises.EXERCISES))
     if unknown:

@@ -180,6 +180,12 @@ EXERCISES: dict[str, Exercise] = {
         "answerable; the costs are COST_DECLINED and COST_ANSWERED; run it once per value of "
         "MAX_WRONGS on trial_hard, and once more on dev_hard.",
     ), tolerance=1e-5),  # a mean cost moves by ~1e-4 between question sets: 1e-3 passed them
+    "13": Exercise(("low", "high"), (
+        "A paired difference between two pipelines on the held-out questions, in MRR@5, with an "
+        "interval that keeps each paragraph's questions together: a cluster bootstrap.",
+        "Section 2 computes such intervals for recall@1 on both sets; the exercise asks for the "
+        "other metric, on the held-out set only, with each question's paragraph as its cluster.",
+    ), tolerance=1e-4),  # resampling questions instead of paragraphs moves an end by ~1e-3
 }
 
 _STRICT: list[bool] = [False]

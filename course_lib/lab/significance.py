@@ -15,7 +15,10 @@ whether two pipelines run on **the same questions** really differ:
   of them is a fair coin, so the p-value is a binomial tail (``b`` won, ``c`` lost).
 * :func:`paired_randomization` — the same idea for numbers that are not 0/1 (MRR,
   nDCG): under "no difference" the sign of each question's difference is a coin flip.
-* :func:`paired_difference` — the mean difference with its bootstrap interval.
+* :func:`paired_difference` — the mean difference with its bootstrap interval; with
+  ``clusters`` (each question's paragraph, say) the bootstrap resamples whole clusters:
+  questions written on one paragraph rise and fall together, and resampling them one by
+  one makes the interval too narrow (:func:`cluster_resamples`).
 * :func:`holm` — when one table tests many rows against one baseline, some small
   p-values appear by chance; Holm's step-down correction keeps the chance of *any*
   false "significant" at 5 %.
@@ -181,15 +184,61 @@ def paired_randomization(a: Sequence[float], b: Sequence[float], resamples: int 
     return float(min(1.0, 2 * min(greater, less)))
 
 
+def cluster_resamples(clusters: Sequence[object], resamples: int = RESAMPLES, seed: int = SEED
+                      ) -> tuple[list[np.ndarray], np.ndarray]:
+    """The clusters' members (question indices, clusters in the order first seen) and a
+    ``(resamples, number of clusters)`` array of cluster numbers drawn with replacement:
+    one bootstrap sample per row, whole clusters at a time.
+
+    >>> members, drawn = cluster_resamples(["p1", "p1", "p2"], resamples=2)
+    >>> [m.tolist() for m in members], drawn.shape
+    ([[0, 1], [2]], (2, 2))
+    """
+    groups: dict[object, list[int]] = {}
+    for i, cluster in enumerate(clusters):
+        groups.setdefault(cluster, []).append(i)
+    members = [np.asarray(group) for group in groups.values()]
+    rng = np.random.default_rng(seed)
+    drawn = np.stack([rng.integers(0, len(members), len(members)) for _ in range(resamples)])
+    return members, drawn
+
+
+def cluster_bootstrap_interval(values: Sequence[float], clusters: Sequence[object],
+                               confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                               seed: int = SEED) -> tuple[float, float]:
+    """Percentile-bootstrap interval for the mean of per-question ``values``, resampling
+    whole ``clusters`` (one label per question) instead of single questions.
+
+    >>> cluster_bootstrap_interval([1.0, 1.0, 0.0, 0.0], ["a", "a", "b", "b"], resamples=200)
+    (0.0, 1.0)
+    """
+    values = _column(values, "values")
+    if len(clusters) != values.size:
+        raise ValueError(f"clusters needs one label per question ({values.size}), got "
+                         f"{len(clusters)}")
+    alpha = 1 - _check_confidence(confidence)
+    members, drawn = cluster_resamples(clusters, resamples, seed)
+    sums = np.array([values[m].sum() for m in members])
+    sizes = np.array([m.size for m in members])
+    means = sums[drawn].sum(axis=1) / sizes[drawn].sum(axis=1)
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
 def paired_difference(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE,
-                      seed: int = SEED) -> dict[str, float]:
-    """Mean of ``a − b`` over questions, with its percentile-bootstrap interval.
+                      seed: int = SEED, clusters: Sequence[object] | None = None
+                      ) -> dict[str, float]:
+    """Mean of ``a − b`` over questions, with its percentile-bootstrap interval (over
+    questions, or over whole ``clusters`` when given: :func:`cluster_bootstrap_interval`).
 
     >>> paired_difference([1, 1, 1], [0, 0, 0])
     {'difference': 1.0, 'low': 1.0, 'high': 1.0}
     """
     a, b = _pair(a, b)
-    low, high = bootstrap_interval(a - b, confidence, seed=seed)
+    if clusters is None:
+        low, high = bootstrap_interval(a - b, confidence, seed=seed)
+    else:
+        low, high = cluster_bootstrap_interval(a - b, clusters, confidence, seed=seed)
     return {"difference": float((a - b).mean()), "low": low, "high": high}
 
 
