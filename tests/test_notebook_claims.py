@@ -180,3 +180,42 @@ def test_the_verdict_check_catches_a_win_the_table_does_not_support(tmp_path):
 if __name__ == "__main__":
     for name in sys.argv[1:] or [str(p) for p in NOTEBOOKS]:
         print(Path(name).name, unbacked_numbers(Path(name)))
+
+
+# Prose fits the time: read at 100 words a minute, a notebook's markdown takes at most half
+# of the minutes its first cell states; the rest is running, trying and the exercise.
+WORDS_PER_MINUTE, READING_SHARE = 100, 0.5
+_WORD = re.compile(r"[A-Za-z0-9][\w'’.-]*|[\u4e00-\u9fff]")  # a Chinese character counts as a word
+
+
+def prose_words(path: Path) -> int:
+    """Words in the notebook's markdown cells (a Chinese character counts as one)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return sum(len(_WORD.findall("".join(c["source"])))
+               for c in cells if c["cell_type"] == "markdown")
+
+
+def stated_minutes(path: Path) -> int:
+    first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
+    found = re.search(r"\*\*Time:\*\* about (\d+) minutes", first)
+    assert found, f"{path.name}: the first cell states no '**Time:** about N minutes'"
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_prose_fits_half_the_stated_time(path):
+    words, minutes = prose_words(path), stated_minutes(path)
+    budget = int(WORDS_PER_MINUTE * READING_SHARE * minutes)
+    assert words <= budget, (f"{path.name}: {words} words of prose, {words / WORDS_PER_MINUTE:.0f} "
+                             f"minutes of reading, over half of its {minutes} minutes ({budget} "
+                             "words): split the notebook, or state the time it takes")
+
+
+def test_the_prose_budget_catches_a_notebook_over_it(tmp_path):
+    title = "# 99 · x\n\n**Time:** about 10 minutes.\n"
+    notebook = {"cells": [{"cell_type": "markdown", "source": [title]},
+                          {"cell_type": "markdown", "source": ["word " * 500]}]}
+    path = tmp_path / "99_x.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    with pytest.raises(AssertionError, match="over half of its 10 minutes"):
+        test_prose_fits_half_the_stated_time(path)

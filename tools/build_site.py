@@ -63,7 +63,7 @@ def lesson_summary(notebook: Path) -> dict[str, str]:
 
     >>> summary = lesson_summary(ROOT / "notebooks" / "07_similarity_thresholds.ipynb")
     >>> summary["title"], summary["time"]
-    ('07 · Similarity thresholds', 'about 45 minutes')
+    ('07 · Similarity thresholds', 'about 50 minutes')
     >>> summary["goals"].splitlines()[0][:60]
     '1. explain what a similarity cut-off does to recall and to c'
     """

@@ -134,12 +134,14 @@ EXERCISES: dict[str, Exercise] = {
         "The dot retriever works on the document with two embed keys, through the sparse key "
         "only; the BM25 one is like chars above. Each returns nodes with a text and a score.",
     )),
-    "07": Exercise(("best_cut_off", "recall_at_best", "relevance_at_best"), (
-        "A choice under a constraint: first keep only the cut-offs whose recall@5 meets the "
-        "rule, then, among those, take the one with the most context relevance@5. Search the "
-        "fine grid of the exercise, not the coarse one above.",
+    "07": Exercise(("best_cut_off", "dev_recall", "dev_relevance"), (
+        "A choice under a constraint, then a report elsewhere: on trial, keep only the cut-offs "
+        "whose recall@5 meets the rule and take the one with the most context relevance@5, on "
+        "the fine grid of the exercise, not the coarse one above; then measure that one cut-off "
+        "on the held-out dev questions.",
         "cut_off_sweep gives one row per cut-off, with its recall@5 and its context_relevance@5: "
-        "filter the rows by the rule, then take the best of what is left.",
+        "filter trial's rows by the rule and take the best; the dev rankings of section 5 swept "
+        "at that single cut-off give the dev numbers.",
     )),
     "08": Exercise(("lexical_first", "gold_mean_score"), (
         "Keep everything of the full reranking pipeline except the two dense signals: the same "
