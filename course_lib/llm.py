@@ -375,7 +375,7 @@ class OfflineLLM(ChatLLM):
         return offline_llm.tfidf_keywords(text, limit)
 
     def qa_pairs(self, text: str, language: str = "zh") -> list[tuple[str, str]]:
-        return offline_llm.cloze_qa_pairs(text)
+        return offline_llm.question_qa_pairs(text)
 
     def expand_query(self, query: str, context: Sequence[str] = ()) -> Reply:
         return self._reply(offline_llm.expand_with_keywords(query, context))

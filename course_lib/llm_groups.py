@@ -1,7 +1,7 @@
 """Node groups built by a language model: summaries, keywords and question-answer pairs.
 
 ``LLMParser(llm, language, task_type)`` is a node transform. With the offline stand-in
-the "LLM" is TextRank, TF-IDF and cloze questions (see :mod:`course_lib.offline_llm`);
+the "LLM" is TextRank, TF-IDF and rule-written questions (see :mod:`course_lib.offline_llm`);
 with a configured model it is the model. A QA node is matched on its **question** and
 hands its **answer** (with the question) to the generator.
 
@@ -10,7 +10,7 @@ hands its **answer** (with the question) to the generator.
 >>> doc.create_node_group("qa", transform=LLMParser(OfflineLLM(), task_type="qa"))
 >>> node = doc.get_nodes("qa")[0]
 >>> node.text, node.answer
-('长城东起山海关，西至____。', '嘉峪关')
+('长城东起哪里，西至嘉峪关？', '山海关')
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ offline and the results are reproducible. Everything they produce is labelled
 * summary — TextRank over sentences (Mihalcea & Tarau, 2004): sentences vote for the
   sentences they resemble; the best ones, in their original order, are the summary.
 * keywords — jieba's TF-IDF keyword extraction.
-* QA pairs — cloze questions: a keyword of a sentence is blanked out, and the keyword
-  is the answer ("长城东起____，西至嘉峪关。" → "山海关").
+* QA pairs — a sentence turned into a question: a time, number, person or place in it
+  (:func:`course_lib.asked_type.fillers`) is the answer, and the question word of its type
+  takes its place ("长城东起山海关。" → "长城东起哪里？" / "山海关"); a sentence with none
+  asks 什么 in place of its best keyword.
 * rewrites — expansion with keywords of retrieved text (pseudo-relevance feedback);
   sub-questions by splitting enumerations ("长城和故宫在哪里" → two questions).
 * judge and support — term overlap between question, answer and context.
@@ -30,9 +32,10 @@ from typing import Any
 import jieba
 import numpy as np
 
+from .asked_type import fillers
 from .ranking import best_first
 from .text_splitter import split_sentences  # its default rule is this module's
-from .text_tokens import char_ngrams, chinese_tokens, coverage
+from .text_tokens import char_ngrams, chinese_tokens, coverage, tagged_words
 
 jieba.setLogLevel(logging.WARNING)
 # Words that carry no content in a question: they should not count as evidence.
@@ -140,20 +143,86 @@ def _keyword_candidates(text: str) -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------- QA pairs
-def cloze_qa_pairs(text: str, per_sentence: int = 1, limit: int = 8) -> list[tuple[str, str]]:
-    """Fill-in-the-blank questions: in each sentence, blank out its best keyword."""
+# The question word that takes the place of an answer of each type, in Chinese and English.
+_QUESTION_WORD = {"time": ("什么时候", "when"), "number": ("多少", "how many"),
+                  "person": ("谁", "who"), "place": ("哪里", "where"), "what": ("什么", "what")}
+_TIME_WORD = (("年代", "哪个年代"), ("世纪", "哪个世纪"), ("日", "哪一天"), ("月", "哪个月"),
+              ("年", "哪一年"))
+_DATE = re.compile(r"(?:\d{1,4}年)?\d{1,2}月\d{1,2}日|\d{1,4}年\d{1,2}月")  # one answer, not two
+
+
+_NOT_ANSWERS = frozenset("its it this that these those they their there here".split())
+
+
+def _question_word(kind: str, answer: str, chinese: bool) -> str:
+    if kind == "time" and chinese:  # 1987年 → 哪一年, 8月8日 → 哪一天: the unit it ends in
+        return next((word for unit, word in _TIME_WORD if answer.endswith(unit)), "什么时候")
+    if kind == "number" and not chinese and re.fullmatch(r"1\d{3}|20\d{2}", answer):
+        return "when"  # an English sentence's 1991 is a year
+    return _QUESTION_WORD[kind][0 if chinese else 1]
+
+
+def _as_question(sentence: str, answer: str, word: str, chinese: bool) -> str:
+    """``sentence`` with ``answer`` replaced by ``word`` and a question mark at its end."""
+    if not chinese and sentence.startswith(answer):
+        word = word.capitalize()
+    asked = re.sub(r"[。！!；;…．.\s]*$", "", sentence.replace(answer, word, 1))
+    return asked + ("？" if chinese else "?")
+
+
+def _answers(sentence: str) -> list[tuple[str, str]]:
+    """(type, answer) candidates of a sentence, typed ones first: whole dates, then the
+    fillers of :mod:`course_lib.asked_type` (numbers only with a digit: 一 in 一人 is no
+    answer). A place or time that opens the sentence is its topic ("长城东起…"), not
+    something to ask about ("哪里东起…"); a filler read in Simplified may be written
+    otherwise here, and is then skipped."""
+    found = [("time", match.group()) for match in _DATE.finditer(sentence)]
+    for kind in ("time", "number", "person", "place"):
+        found += [(kind, answer) for answer in fillers(kind, sentence)
+                  if kind != "number" or re.search(r"\d", answer)]
+    kept = [(kind, answer) for kind, answer in found
+            if answer in sentence and (kind == "person" or not sentence.startswith(answer))
+            and not any(answer != other and answer in other for _, other in found)]
+    # a name that modifies the next noun (中国 in 中国古代) is asked about last
+    words = tagged_words(sentence)
+    modifiers = {word for (word, _), (_, following) in zip(words, words[1:], strict=False)
+                 if following.startswith(("n", "t"))}
+    return sorted(kept, key=lambda pair: pair[0] in ("person", "place") and pair[1] in modifiers)
+
+
+def question_qa_pairs(text: str, per_sentence: int = 1, limit: int = 8
+                      ) -> list[tuple[str, str]]:
+    """Question-answer pairs written from ``text``'s sentences, one per sentence.
+
+    A time, number, person or place in the sentence becomes the answer, and the question
+    word of its type takes its place; a sentence without one asks 什么 (or "what") in place
+    of its best TF-IDF keyword. Each answer is asked about once. Rules, not understanding:
+    the questions are the sentence's own words, so they match it lexically far better than
+    a user's question would, and a wrong cut by jieba makes a wrong question.
+
+    >>> question_qa_pairs("长城东起山海关，西至嘉峪关。现存的城墙修建于1368年。")
+    [('长城东起哪里，西至嘉峪关？', '山海关'), ('现存的城墙修建于哪一年？', '1368年')]
+    """
     keywords = tfidf_keywords(text, limit=30)
     pairs: list[tuple[str, str]] = []
     used: set[str] = set()
     for sentence in split_sentences(text):
+        chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        # 什么 takes the place of a thing: a noun (jieba's n… tags), not a verb ("修建")
+        nouns = {word for word, tag in tagged_words(sentence) if tag.startswith(("n", "eng"))}
+        plain = [("what", keyword) for keyword in keywords
+                 if keyword in sentence and keyword in nouns and len(keyword) >= 2
+                 and keyword.lower() not in _NOT_ANSWERS]
         made = 0
-        for keyword in keywords:
-            if keyword in sentence and len(keyword) >= 2 and keyword not in used:
-                pairs.append((sentence.replace(keyword, "____", 1), keyword))
-                used.add(keyword)  # each keyword is asked about once
-                made += 1
-                if made == per_sentence:
-                    break
+        for kind, answer in _answers(sentence) + plain:
+            if answer in used:
+                continue
+            word = _question_word(kind, answer, chinese)
+            pairs.append((_as_question(sentence, answer, word, chinese), answer))
+            used.add(answer)  # each answer is asked about once
+            made += 1
+            if made == per_sentence:
+                break
         if len(pairs) >= limit:
             break
     return pairs
@@ -204,7 +273,7 @@ def term_coverage(question: str, text: str) -> float:
 
 
 def _is_question(sentence: str) -> bool:
-    return bool(re.match(r"^\s*(?:问|Q)\s*[:：]", sentence)) or "____" in sentence \
+    return bool(re.match(r"^\s*(?:问|Q)\s*[:：]", sentence)) \
         or sentence.rstrip().endswith(("？", "?"))
 
 

@@ -368,3 +368,18 @@ def test_valid_urls_pass_the_check():
 def test_bad_seconds_are_refused(argument, value):
     with pytest.raises(ValueError, match=rf"{argument} must be a number of seconds in \(0, 3600\]"):
         OpenAIChat("m", base_url="http://127.0.0.1:9/v1", **{argument: value})
+
+
+def test_the_offline_qa_pairs_are_questions_whose_answer_the_sentence_holds():
+    from course_lib.offline_llm import question_qa_pairs
+
+    text = ("2008年夏季奥林匹克运动会于8月8日在北京开幕。本届奥运会上，中国代表团获得48枚金牌。"
+            "主体育场由赫尔佐格和德梅隆设计。")
+    pairs = question_qa_pairs(text)
+    assert pairs == [("2008年夏季奥林匹克运动会于哪一天在北京开幕？", "8月8日"),
+                     ("本届奥运会上，中国代表团获得多少枚金牌？", "48"),
+                     ("主体育场由谁和德梅隆设计？", "赫尔佐格")]
+    for question, answer in pairs:  # a question, not a blank; its answer is gone from it
+        assert question.endswith("？") and "____" not in question and answer not in question
+    # a place that opens the sentence is its topic: the question asks about another
+    assert question_qa_pairs("长城东起山海关。") == [("长城东起哪里？", "山海关")]
