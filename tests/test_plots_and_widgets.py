@@ -103,6 +103,17 @@ def test_threshold_labels_do_not_overlap():
     assert not any(figures._overlaps(a, [b]) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
+def test_a_label_never_covers_a_line_it_is_left_out_instead():
+    # horizontal lines every 3 px across the whole neighbourhood of the point: every spot
+    # around it crosses one, so the point gets no label (the old fallback put one on a line)
+    lines = [(20, y, 180, y) for y in range(50, 151, 3)]
+    assert figures._label_spots([(100, 100)], ["0.15"], [], lines, (800, 400)) == [None]
+    # with one line only, a spot clear of it is found and nothing crosses it
+    (spot,) = figures._label_spots([(100, 100)], ["0.15"], [], [(20, 90, 180, 90)], (800, 400))
+    box = figures._label_box(100, 100, "0.15", spot)
+    assert spot and not (box[1] < 90 < box[3])
+
+
 def test_score_histograms_one_panel_per_model_on_one_axis():
     panels = {"cosine (e5)": {"gold paragraph": [0.9, 0.91, 0.93], "other paragraphs": [0.85] * 4},
               "cosine (USE)": {"gold paragraph": [0.4, 0.5], "other paragraphs": [0.2, 0.3]}}

@@ -301,9 +301,10 @@ def _label_spots(points: Sequence[tuple[float, float]], texts: Sequence[str],
                  gaps: Sequence[float] | None = None) -> list[str | None]:
     """Greedy label placement in pixels: for each point the first of eight spots around it
     whose box stays inside ``size`` and overlaps no earlier label, no marker (``obstacles``,
-    which grows by each label placed) and, if possible, no line (x0, y0, x1, y1);
-    ``None`` where no spot is free: that point gets no label. ``gaps``: each point's
-    distance to its label (default :data:`LABEL_GAP`; more around a big marker)."""
+    which grows by each label placed) and no line (x0, y0, x1, y1); ``None`` where no spot
+    is free: that point gets no label (its hover text still names it) rather than one that
+    covers a curve. ``gaps``: each point's distance to its label (default
+    :data:`LABEL_GAP`; more around a big marker)."""
     dots = []
     for x0, y0, x1, y1 in lines:  # a line as dots 2 px apart
         steps = max(2, int(math.dist((x0, y0), (x1, y1)) / 2))
@@ -317,8 +318,7 @@ def _label_spots(points: Sequence[tuple[float, float]], texts: Sequence[str],
                       and not _overlaps(box, obstacles)]
         chosen = next((c for c in candidates
                        if not any(c[1][0] < dx < c[1][2] and c[1][1] < dy < c[1][3]
-                                  for dx, dy in dots)),
-                      candidates[0] if candidates else None)
+                                  for dx, dy in dots)), None)
         spots.append(chosen[0] if chosen else None)
         if chosen:
             obstacles.append(chosen[1])
