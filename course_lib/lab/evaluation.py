@@ -359,31 +359,31 @@ def cut_off_columns(questions: Sequence[Question], rankings: Sequence[Sequence[D
 
 
 def lexical_rivals(questions: Sequence[Question], paragraphs: Sequence[str],
-                   tokens: Callable[[str], list[str]]) -> float:
-    """The share of ``questions`` for which some *other* of the ``paragraphs`` holds at
-    least as many of the question's Chinese words (cut by ``tokens``) as the gold
-    paragraph does: the questions word overlap alone cannot single out. It counts words
-    only, not how rare they are (BM25 weighs that too).
+                   tokens: Callable[[str], list[str]]) -> list[bool | None]:
+    """For each of ``questions``: does some *other* of the ``paragraphs`` hold at least as
+    many of the question's Chinese words (cut by ``tokens``) as the gold paragraph does?
+    Those are the questions word overlap alone cannot single out. ``None`` for a question
+    with no Chinese word. It counts words only, not how rare they are (BM25 weighs that too).
 
     >>> from course_lib.text_tokens import chinese_tokens
     >>> paragraphs = ["长城东起山海关。", "北京是中国的首都。", "长城经过北京。"]
     >>> questions = [Question("1", "长城东起哪里？", ["山海关"], [5], "p1", paragraphs[0]),
     ...              Question("2", "长城经过哪座城市？", ["北京"], [4], "p3", paragraphs[2])]
     >>> lexical_rivals(questions, paragraphs, chinese_tokens)
-    0.0
+    [False, False]
     >>> lexical_rivals(questions[:1], paragraphs[1:] + ["长城东起何处？"], chinese_tokens)
-    1.0
+    [True]
     """
     vocabularies = {paragraph: set(tokens(paragraph)) for paragraph in paragraphs}
-    rivalled = counted = 0
+    flags: list[bool | None] = []
     for question in questions:
         words = [w for w in tokens(question.question) if "\u4e00" <= w[0] <= "\u9fff"]
         if not words:
+            flags.append(None)
             continue
-        counted += 1
         gold_vocabulary = vocabularies.get(question.paragraph) or set(tokens(question.paragraph))
         gold = sum(w in gold_vocabulary for w in words)
-        rivalled += any(sum(w in vocabulary for w in words) >= gold
-                        for paragraph, vocabulary in vocabularies.items()
-                        if paragraph != question.paragraph)
-    return rivalled / counted if counted else 0.0
+        flags.append(any(sum(w in vocabulary for w in words) >= gold
+                         for paragraph, vocabulary in vocabularies.items()
+                         if paragraph != question.paragraph))
+    return flags
