@@ -140,7 +140,7 @@ EXERCISES: dict[str, Exercise] = {
         "the fine grid of the exercise, not the coarse one above; then measure that one cut-off "
         "on the held-out dev questions.",
         "cut_off_sweep gives one row per cut-off, with its recall@5 and its context_relevance@5: "
-        "filter trial's rows by the rule and take the best; the dev rankings of section 5 swept "
+        "filter trial's rows by the rule and take the best; the dev rankings of section 3 swept "
         "at that single cut-off give the dev numbers.",
     )),
     "08": Exercise(("lexical_first", "gold_mean_score"), (
