@@ -25,6 +25,7 @@ from typing import Any
 from .datasets import KnowledgeBase
 from .reproduce import ALPHA, evaluate_once
 from .significance import compare_pair, holm, verdict
+from .wins import format_p
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ def format_claims(rows: Sequence[dict[str, Any]], split: str) -> str:
     ...        "verdict": "no detectable difference"}
     >>> print(format_claims([row], "trial"))  # doctest: +NORMALIZE_WHITESPACE
     trial: new minus old, 95 % interval, won/lost, p, p after Holm over 1 claims
-      a → b  recall@1 +0.010 [-0.002, +0.020]   5/2   p 0.450  Holm 0.900  no detectable difference
+      a → b  recall@1 +0.010 [-0.002, +0.020]   5/2   p  0.450  Holm  0.900
+      no detectable difference
     """
     width = max(len(row["claim"]) for row in rows)
     lines = [f"{split}: new minus old, 95 % interval, won/lost, p, p after Holm over "
@@ -96,5 +98,6 @@ def format_claims(rows: Sequence[dict[str, Any]], split: str) -> str:
     for row in rows:
         lines.append(f"  {row['claim']:<{width}} {row['metric']:<8} {row['difference']:+.3f} "
                      f"[{row['low']:+.3f}, {row['high']:+.3f}]  {row['won']:>2}/{row['lost']:<2}  "
-                     f"p {row['p']:.3f}  Holm {row['p_holm']:.3f}  {row['verdict']}")
+                     f"p {format_p(row['p']):>6}  Holm {format_p(row['p_holm']):>6}  "
+                     f"{row['verdict']}")
     return "\n".join(lines)
