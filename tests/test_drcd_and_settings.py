@@ -162,3 +162,26 @@ def test_the_wins_table_reads_as_the_claims_test_reads_it():
     assert TABLE_FOOTER in text
     assert _rows(text) == [("+0.250", "wins"), ("+0.000", "no detectable difference")]
     assert "0.750→1.000" in text and "      –" in text
+
+
+def test_the_wins_table_corrects_each_question_set_apart():
+    """Notebook 01's policy: rows on other questions are another Holm family, even in one table."""
+    from course_lib.lab.significance import holm
+    from course_lib.lab.wins import Case, win_loss
+
+    def run(ids, hits):
+        return {"per_question": {"id": ids, "recall@1": hits}}
+
+    a_ids, b_ids = [f"a{i}" for i in range(40)], [f"b{i}" for i in range(40)]
+    base = [0] * 40
+    # on set A one clear win (10/0) and one nothing (0/0); on set B one borderline win (7/0)
+    cases = [Case("A", "clear", "base", run(a_ids, [1] * 10 + [0] * 30), run(a_ids, base)),
+             Case("A", "same", "base", run(a_ids, base), run(a_ids, base)),
+             Case("B", "borderline", "base", run(b_ids, [1] * 7 + [0] * 33), run(b_ids, base))]
+    rows = win_loss(cases)
+    p = [row["p"] for row in rows]
+    assert [row["p_holm"] for row in rows] == [*holm(p[:2]), *holm(p[2:])]
+    # B's row alone: p 0.016, a win; pooled with A's rows it would be 0.031 — and the nothing
+    # row of another question set must not change it at all
+    assert rows[2]["p_holm"] == p[2] and rows[2]["verdict"] == "wins"
+    assert holm(p)[2] != p[2]

@@ -447,7 +447,7 @@ def _wins_lines(wins: dict[str, Any]) -> list[str]:
                      f"{choose}  {cell:<54}{p:>7}  {r['verdict']}")
     lines.append("difference = technique − baseline, paired over the same questions (exact "
                  "McNemar for hit/miss metrics, sign-flip otherwise); p_holm: Holm over the "
-                 "report half's rows; verdict from p_holm < 0.05")
+                 "report half's rows on the same questions; verdict from p_holm < 0.05")
     return lines
 
 

@@ -5,9 +5,11 @@ A lesson measures its technique against a baseline in two or more settings
 one where it has not. :func:`win_loss` takes those paired runs and returns one row per
 comparison: both means, the difference with its 95 % bootstrap interval, the questions
 won and lost, the p-value (exact McNemar for hit/miss metrics such as recall@1, the
-paired sign-flip test otherwise), the p-value Holm-adjusted over **all the rows of the
-table** (one table = one family: the comparisons the lesson states), and the verdict
-the adjusted p allows: ``wins``, ``loses`` or ``no detectable difference``.
+paired sign-flip test otherwise), the p-value Holm-adjusted over the rows of the
+table **on the same questions** (notebook 01's policy: a family is the comparisons one table
+makes on one question set; rows on other questions are another family, even in the same
+table), and the verdict the adjusted p allows: ``wins``, ``loses`` or ``no detectable
+difference``.
 
 :func:`format_win_loss` prints the table; a notebook's sentences quote its verdicts and
 differences, and a test checks each sentence against the table
@@ -58,10 +60,11 @@ def _column(result: Mapping[str, Any], metric: str, who: str) -> tuple[list[Any]
 
 def win_loss(cases: Sequence[Case], alpha: float = ALPHA, seed: int = SEED
              ) -> list[dict[str, Any]]:
-    """One row per case (see the module), Holm-adjusted over all of them."""
+    """One row per case (see the module), Holm-adjusted over the rows on the same questions
+    (the same question ids, in the same order)."""
     if not cases:
         raise ValueError("win_loss needs at least one Case")
-    rows = []
+    rows, question_sets = [], []
     for case in cases:
         ids_t, t = _column(case.technique_result, case.metric, f"{case.technique!r}")
         ids_b, b = _column(case.baseline_result, case.metric, f"{case.baseline!r}")
@@ -70,14 +73,19 @@ def win_loss(cases: Sequence[Case], alpha: float = ALPHA, seed: int = SEED
                              "not run on the same questions in the same order (a paired "
                              "comparison needs both)")
         row = compare_pair(t, b, seed=seed)
+        question_sets.append(tuple(ids_t))
         rows.append({"setting": case.setting, "technique": case.technique,
                      "baseline": case.baseline, "metric": case.metric, "questions": len(t),
                      "technique_mean": sum(t) / len(t), "baseline_mean": sum(b) / len(b),
                      **row})
-    for row, adjusted in zip(rows, holm([r["p"] for r in rows]), strict=True):
-        row["p_holm"] = adjusted
-        row["verdict"] = ("no detectable difference" if adjusted >= alpha else
-                          "wins" if row["difference"] > 0 else "loses")
+    families: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row, question_set in zip(rows, question_sets, strict=True):
+        families.setdefault(question_set, []).append(row)
+    for family in families.values():  # one Holm family per question set
+        for row, adjusted in zip(family, holm([r["p"] for r in family]), strict=True):
+            row["p_holm"] = adjusted
+            row["verdict"] = ("no detectable difference" if adjusted >= alpha else
+                              "wins" if row["difference"] > 0 else "loses")
     return rows
 
 
@@ -118,6 +126,7 @@ def format_win_loss(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
     counts = sorted({r["questions"] for r in rows})
     lines.append(f"({', '.join(map(str, counts))} questions) difference = technique − baseline "
                  "on the same questions; interval: percentile bootstrap; p: exact McNemar "
-                 "(hit/miss) or paired sign-flip; p_holm: Holm over the rows of this table; "
+                 "(hit/miss) or paired sign-flip; p_holm: Holm over this table's rows on the same "
+                 "questions; "
                  f"verdict from p_holm < {ALPHA}")
     return "\n".join(lines)
