@@ -63,7 +63,7 @@ from .text_tokens import (
 )
 
 SIGNALS = ("word_coverage", "bigram_coverage", "best_sentence", "anchored_coverage")
-# Measured, not in the default detector: it did not earn its place (notebook 12, section 7).
+# Measured, not in the default detector: it did not earn its place (notebook 12, section 10).
 KNOWN_SIGNALS = (*SIGNALS, "asked_type")
 # The detector before anchored coverage earned its place (kept for comparisons).
 CLASSIC_SIGNALS = ("word_coverage", "bigram_coverage", "best_sentence")
