@@ -4,95 +4,106 @@ The source of truth for `08_reranking_solutions.ipynb`:
 `make sync` generates that notebook from this file.
 Cells are separated by `# %%` lines.
 
-Method: lexical = FeatureReranker(embedder=None); retrieve_all(kb,
-rerank_after(MultiRetriever(paragraph_paths(doc)), Reranker(model=lexical, topk=5))); then, per
-question, rank = gold_rank(ranking, q.paragraph): count rank == 1, and average ranking[rank -
-1].score where rank is not None.
+Method: lexical = FeatureReranker(embedder=None), prepared on the knowledge base's
+paragraphs; put Reranker(model=lexical, topk=5) behind the three paths with
+rerank_after(MultiRetriever(paragraph_paths(doc)), ...) and retrieve_all; on trial, count the
+questions whose gold paragraph it ranks first (gold_rank(ranking, q.paragraph) == 1). Then the
+same on the held-out dev set (load_held_out_kb), once lexical and once with prepared_reranker
+(all six signals); per_question(..., ks=(1,)) gives each question's recall@1, and
+compare_pair(full["recall@1"], lexical["recall@1"]) gives dev_gain (its difference) and dev_low
+(the lower end of its paired 95 % interval).
 """
 
 # %%
 from course_lib import Retriever, knowledge_base_document, load_cmrc2018_kb
 from course_lib.fusion import MultiRetriever
-from course_lib.lab.evaluation import gold_rank, retrieve_all
+from course_lib.lab.datasets import load_held_out_kb
+from course_lib.lab.evaluation import gold_rank, per_question, retrieve_all
 from course_lib.lab.pipelines import WIDE, paragraph_paths, prepared_reranker, rerank_after
+from course_lib.lab.significance import compare_pair
 from course_lib.rerank import FeatureReranker, Reranker
 
 kb = load_cmrc2018_kb()
 doc = knowledge_base_document(kb, embed=True)
 
 
-def lexical_reranker():
+def lexical_reranker(document):
     """The offline reranker without its two dense signals, ready for the paragraphs."""
     lexical = FeatureReranker(embedder=None)
-    lexical.prepare([n.text for n in doc.get_nodes("paragraph")])
+    lexical.prepare([n.text for n in document.get_nodes("paragraph")])
     return Reranker(model=lexical, topk=5)
 
 
-def gold_ranks(rankings):
-    return [gold_rank(ranking, q.paragraph)
-            for q, ranking in zip(kb.questions, rankings, strict=True)]
+def firsts(knowledge_base, rankings):
+    """How many questions have their gold paragraph first."""
+    return sum(gold_rank(ranking, q.paragraph) == 1
+               for q, ranking in zip(knowledge_base.questions, rankings, strict=True))
 
 
-def answers(rankings):
-    """(questions with the gold paragraph first, mean score of the gold paragraph in the top 5)."""
-    ranks = gold_ranks(rankings)
-    first = sum(rank == 1 for rank in ranks)
-    scores = [ranking[rank - 1].score
-              for ranking, rank in zip(rankings, ranks, strict=True) if rank]
-    return first, sum(scores) / len(scores)
+def behind_three_paths(knowledge_base, document, reranker):
+    return retrieve_all(knowledge_base,
+                        rerank_after(MultiRetriever(paragraph_paths(document)), reranker))
 
 
-lexical_rankings = retrieve_all(kb, rerank_after(MultiRetriever(paragraph_paths(doc)),
-                                                 lexical_reranker()))
-lexical_first, gold_mean_score = answers(lexical_rankings)
-print(f"lexical features only: {lexical_first} first, gold paragraph's mean score "
-      f"{gold_mean_score:.2f}")
+# Explore on trial: the lexical features alone, and all six
+lexical_rankings = behind_three_paths(kb, doc, lexical_reranker(doc))
+full_rankings = behind_three_paths(kb, doc, prepared_reranker(doc))
+lexical_first, full_first = firsts(kb, lexical_rankings), firsts(kb, full_rankings)
+print(f"trial, gold paragraph first: lexical only {lexical_first}, all six {full_first}")
 
-# %%
-# The comparison: the full reranker (all six features) behind the same three paths,
-# i.e. the registered multipath-rerank, and the questions each one alone ranks first.
-full_rankings = retrieve_all(kb, rerank_after(MultiRetriever(paragraph_paths(doc)),
-                                              prepared_reranker(doc)))
-full_first, full_gold_mean_score = answers(full_rankings)
-print(f"all six features:      {full_first} first, gold paragraph's mean score "
-      f"{full_gold_mean_score:.2f}")
-pairs = list(zip(gold_ranks(lexical_rankings), gold_ranks(full_rankings), strict=True))
-dense_wins = sum(full == 1 and lexical != 1 for lexical, full in pairs)
-dense_losses = sum(lexical == 1 and full != 1 for lexical, full in pairs)
-print(f"first only with the dense signals: {dense_wins}; only without them: {dense_losses}")
+# Report on the held-out dev set, paired: all six − lexical only, recall@1
+dev_kb = load_held_out_kb()
+dev_doc = knowledge_base_document(dev_kb, embed=True)
+dev_lexical = per_question(dev_kb.questions,
+                           behind_three_paths(dev_kb, dev_doc, lexical_reranker(dev_doc)), ks=(1,))
+dev_full = per_question(dev_kb.questions,
+                        behind_three_paths(dev_kb, dev_doc, prepared_reranker(dev_doc)), ks=(1,))
+dev_test = compare_pair(dev_full["recall@1"], dev_lexical["recall@1"])
+dev_gain, dev_low = dev_test["difference"], dev_test["low"]
+print(f"dev, all six − lexical only, recall@1: {dev_gain:+.4f} "
+      f"[{dev_low:+.4f}, {dev_test['high']:+.4f}], won {dev_test['won']}, "
+      f"lost {dev_test['lost']}, p {dev_test['p']:.2g} ({dev_test['test']})")
 
 # %%
-# The dense signals (e5, a retrieval model) put the gold paragraph first for 10 questions
-# the lexical features get wrong, and lose 2: 8 more of 1,000 (978 -> 986). Yet it stands
-# out *less* with them (mean score 5.17 -> 4.71 standard deviations): the lexical z-scores
-# rate it more extremely than the cosines do, so averaging the dense signals in lowers its
-# score while ranking it first more often.
-assert full_first - 15 <= lexical_first < full_first and dense_wins > dense_losses
-assert gold_mean_score > full_gold_mean_score > 2.0  # far above the pool, in standard deviations
+trial_test = compare_pair(per_question(kb.questions, full_rankings, ks=(1,))["recall@1"],
+                          per_question(kb.questions, lexical_rankings, ks=(1,))["recall@1"])
+print(f"trial, the same test: {trial_test['difference']:+.4f} "
+      f"[{trial_test['low']:+.4f}, {trial_test['high']:+.4f}], p {trial_test['p']:.4f}")
+# On trial the dense signals put 8 more questions of 1,000 first (978 -> 986); on dev, where
+# another paragraph shares the question's words more often (notebook 06), they add four times
+# as much, and the paired interval stays above 0 on both.
+assert full_first > lexical_first and trial_test["low"] > 0
+assert dev_gain > 2 * trial_test["difference"] and dev_low > 0
 
 
 # %%
 def mistakes():
     """Plausible wrong methods, each run for real: {hint: the answers it gives}."""
-    bm25_only = answers(retrieve_all(kb, rerank_after(
-        Retriever(doc, "paragraph", "bm25_chinese", topk=WIDE), lexical_reranker())))
-    first_scores = [ranking[0].score for ranking in lexical_rankings]
-    zero_when_missing = [ranking[rank - 1].score if rank else 0.0
-                         for ranking, rank in zip(lexical_rankings, gold_ranks(lexical_rankings),
-                                                  strict=True)]
+    import math
+
+    bm25_first = firsts(kb, retrieve_all(kb, rerank_after(
+        Retriever(doc, "paragraph", "bm25_chinese", topk=WIDE), lexical_reranker(doc))))
+    # the interval of a difference of two proportions from independent samples (Wald)
+    n = len(dev_kb.questions)
+    shares = [sum(column["recall@1"]) / n for column in (dev_full, dev_lexical)]
+    unpaired_low = dev_gain - 1.96 * math.sqrt(sum(s * (1 - s) / n for s in shares))
     return {
         "These are the full reranker's numbers: the FeatureReranker embeds by default. Give "
         "it no embedder, which drops the dense and best-sentence signals.":
-            {"lexical_first": full_first, "gold_mean_score": full_gold_mean_score},
+            {"lexical_first": full_first},
         "You reranked BM25's top 20 only; put the reranker behind all three paths (a "
         "MultiRetriever of the paragraph paths).":
-            {"lexical_first": bm25_only[0], "gold_mean_score": bm25_only[1]},
+            {"lexical_first": bm25_first},
         "lexical_first is a number of questions (out of 1,000), not a share.":
             {"lexical_first": lexical_first / len(kb.questions)},
-        "You averaged the score of the first paragraph; the exercise asks for the gold "
-        "paragraph's score, wherever it is among the 5 (gold_rank finds it).":
-            {"gold_mean_score": sum(first_scores) / len(first_scores)},
-        "You counted a score of 0 where the gold paragraph is not among the 5; the mean is "
-        "over the questions where it is there: leave the others out.":
-            {"gold_mean_score": sum(zero_when_missing) / len(zero_when_missing)},
+        "That is trial's difference and interval: the exercise reports on the held-out dev "
+        "questions, which chose nothing.":
+            {"dev_gain": trial_test["difference"], "dev_low": trial_test["low"]},
+        "The gain is all six minus the lexical features alone: what the dense signals add. "
+        "Yours has the opposite sign.":
+            {"dev_gain": -dev_gain, "dev_low": -dev_test["high"]},
+        "Both rerankers ran on the same questions: the interval is paired, resampling "
+        "questions with both of their results. Yours treats the two shares as if they came "
+        "from different questions.":
+            {"dev_low": unpaired_low},
     }

@@ -143,13 +143,15 @@ EXERCISES: dict[str, Exercise] = {
         "filter trial's rows by the rule and take the best; the dev rankings of section 3 swept "
         "at that single cut-off give the dev numbers.",
     )),
-    "08": Exercise(("lexical_first", "gold_mean_score"), (
+    "08": Exercise(("lexical_first", "dev_gain", "dev_low"), (
         "Keep everything of the full reranking pipeline except the two dense signals: the same "
-        "three retrieval paths, five results. Then look for the gold paragraph in each list: how "
-        "often it is first, and its average score where it appears.",
-        "FeatureReranker without an embedder has only the lexical features; Reranker wraps it "
-        "with a topk; rerank_after puts it behind MultiRetriever(paragraph_paths(doc)); "
-        "gold_rank finds the gold paragraph's place in a list.",
+        "three retrieval paths, five results. Count on trial how often the gold paragraph comes "
+        "first; then run the reranker with and without the dense signals on the held-out dev "
+        "questions and compare the two question by question.",
+        "The offline reranker's class can be built without an embedder, which leaves only the "
+        "lexical features; the course's pipelines module puts a reranker behind the three "
+        "paths; the significance module's paired comparison of two per-question columns "
+        "returns the difference and its interval.",
     )),
     "09": Exercise(("kept_answerable", "refused_unanswerable"), (
         "One rule, two situations: apply it to each question's best candidate when the knowledge "
