@@ -5,57 +5,75 @@ The source of truth for `10_benchmark_report_solutions.ipynb`:
 Cells are separated by `# %%` lines.
 
 Method: summaries = summary_document(kb); Retriever(summaries, 'summary', 'bm25_char', topk=5);
-small_to_big(retriever, summaries); then evaluate(kb, ...) and read recall@1 and recall@5.
+small_to_big(retriever, summaries); evaluate(kb, ...) and read recall@1. Then the same on the
+held-out dev set (summary_document(dev)), and compare_pair(characters' per-question recall@1,
+evaluate(dev, 'bm25-summary-to-paragraph')'s) on dev: dev_gain is its difference, dev_low the
+lower end of its paired 95 % interval.
 """
 
 # %%
 from course_lib import Retriever, evaluate, load_cmrc2018_kb
+from course_lib.lab.datasets import load_held_out_kb
 from course_lib.lab.pipelines import small_to_big, summary_document
+from course_lib.lab.significance import compare_pair
 
-kb = load_cmrc2018_kb()
-summaries = summary_document(kb)
-retriever = Retriever(summaries, "summary", "bm25_char", topk=5)
-characters = evaluate(kb, small_to_big(retriever, summaries))
-char_summary_recall_1, char_summary_recall_5 = characters["recall@1"], characters["recall@5"]
+
+def through_summaries(knowledge_base, similarity="bm25_char", topk=5):
+    """Summaries matched with ``similarity``, each handing back its paragraph, evaluated."""
+    summaries = summary_document(knowledge_base)
+    retriever = Retriever(summaries, "summary", similarity, topk=topk)
+    return evaluate(knowledge_base, small_to_big(retriever, summaries))
+
+
+kb, dev = load_cmrc2018_kb(), load_held_out_kb()
+characters = through_summaries(kb)  # explore on trial ...
+char_summary_recall_1 = characters["recall@1"]
 words = evaluate(kb, "bm25-summary-to-paragraph")
-e5 = evaluate(kb, "cosine-summary-to-paragraph")
-print("through summaries, recall@1 / recall@5: characters", char_summary_recall_1,
-      char_summary_recall_5, "· words", words["recall@1"], words["recall@5"],
-      "· e5", e5["recall@1"], e5["recall@5"])
+dev_characters, dev_words = through_summaries(dev), evaluate(dev, "bm25-summary-to-paragraph")
+gap = compare_pair(dev_characters["per_question"]["recall@1"],  # ... report on dev, paired
+                   dev_words["per_question"]["recall@1"])
+dev_gain, dev_low = gap["difference"], gap["low"]
+print(f"trial, through summaries, recall@1: characters {char_summary_recall_1}, "
+      f"words {words['recall@1']}")
+print(f"dev: characters − words {dev_gain:+.4f} [{dev_low:+.4f}, {gap['high']:+.4f}], "
+      f"won {gap['won']}, lost {gap['lost']}, p {gap['p']:.2g}")
 
 # %%
-# Characters help through summaries too — more than on whole paragraphs (0.966 → 0.979):
-# a two-sentence summary has few words, so every question word it words differently costs
-# more, and characters still match part of such a word (notebook 06).
-assert char_summary_recall_1 > words["recall@1"] + 0.02
-assert char_summary_recall_5 > words["recall@5"]
+trial_gap = compare_pair(characters["per_question"]["recall@1"], words["per_question"]["recall@1"])
+# Characters help through summaries on both sets, more than on whole paragraphs (0.966 → 0.979
+# on trial): a two-sentence summary has few words, so every question word it words differently
+# costs more, and characters still match part of such a word (notebook 06). On dev the paired
+# interval stays above 0.
+assert trial_gap["low"] > 0 and dev_low > 0
 assert char_summary_recall_1 < evaluate(kb, "bm25-char-paragraph")["recall@1"]
-# They do not catch up with e5, though: what two copied sentences keep of a paragraph's
-# meaning, a retrieval model still matches; its exact words, BM25 mostly loses.
-assert char_summary_recall_1 < e5["recall@1"] and char_summary_recall_5 < e5["recall@5"]
 
 
 # %%
 def mistakes():
     """Plausible wrong methods, each run for real: {hint: the answers it gives}."""
+    summaries = summary_document(kb)
     summaries_only = evaluate(kb, Retriever(summaries, "summary", "bm25_char", topk=5))
-    top1 = Retriever(summaries, "summary", "bm25_char", topk=1)
-    one = evaluate(kb, small_to_big(top1, summaries))
     paragraphs = evaluate(kb, Retriever(summaries, "paragraph", "bm25_char", topk=5))
+    dev_paragraphs = evaluate(dev, "bm25-char-paragraph")
+    whole = compare_pair(dev_paragraphs["per_question"]["recall@1"],
+                         dev_words["per_question"]["recall@1"])
     return {
-        "Those are the report's row 'summary → paragraph, BM25' (jieba words): the new row "
+        "That is the report's row 'summary → paragraph, BM25' (jieba words): the new row "
         "matches the summaries on characters (the bm25_char similarity).":
-            {"char_summary_recall_1": words["recall@1"],
-             "char_summary_recall_5": words["recall@5"]},
+            {"char_summary_recall_1": words["recall@1"]},
         "You scored the summaries themselves: a two-sentence summary never passes the hit "
         "rule against the whole gold paragraph. Hand back their paragraphs (small-to-big) "
         "before scoring.":
-            {"char_summary_recall_1": summaries_only["recall@1"],
-             "char_summary_recall_5": summaries_only["recall@5"]},
-        "recall@5 equals recall@1: your retriever returns one summary. Give it a top k of 5.":
-            {"char_summary_recall_1": one["recall@1"], "char_summary_recall_5": one["recall@5"]},
+            {"char_summary_recall_1": summaries_only["recall@1"]},
         "That is BM25 on characters over whole paragraphs (the similarity table's row): "
         "retrieve from the 'summary' group of the summary document.":
-            {"char_summary_recall_1": paragraphs["recall@1"],
-             "char_summary_recall_5": paragraphs["recall@5"]},
+            {"char_summary_recall_1": paragraphs["recall@1"]},
+        "Those are trial's difference and interval: report on the held-out dev questions, "
+        "which chose nothing.":
+            {"dev_gain": trial_gap["difference"], "dev_low": trial_gap["low"]},
+        "The gain is characters minus words through summaries; yours has the opposite sign.":
+            {"dev_gain": -dev_gain, "dev_low": -gap["high"]},
+        "On dev you compared characters over whole paragraphs, not through summaries: build "
+        "the summaries of dev's own paragraphs.":
+            {"dev_gain": whole["difference"], "dev_low": whole["low"]},
     }

@@ -153,20 +153,24 @@ EXERCISES: dict[str, Exercise] = {
         "paths; the significance module's paired comparison of two per-question columns "
         "returns the difference and its interval.",
     )),
-    "09": Exercise(("kept_answerable", "refused_unanswerable"), (
-        "One rule, two situations: apply it to each question's best candidate when the knowledge "
-        "base holds the answer, and again after taking the gold paragraph's file out of the "
-        "candidates, which simulates a knowledge base without it.",
+    "09": Exercise(("chosen_coverage", "dev_kept", "dev_refused"), (
+        "One rule, two situations, two question sets: on each sample, score each question's best "
+        "candidate when the knowledge base holds the answer, and again after taking the gold "
+        "paragraph's file out of the candidates. Choose the threshold on trial by the stated "
+        "constraint, then read its two shares on dev only.",
         "The best candidate is the reranker's first of what the retriever returned; the rule "
-        "answers when term_coverage of the question in that text reaches MIN_COVERAGE; a "
-        "question with no candidate left is refused.",
+        "answers when term_coverage of the question in that text reaches the threshold; a "
+        "question with no candidate left is refused. Dev's system is built like trial's, on "
+        "the held-out knowledge base.",
     )),
-    "10": Exercise(("char_summary_recall_1", "char_summary_recall_5"), (
+    "10": Exercise(("char_summary_recall_1", "dev_gain", "dev_low"), (
         "A new row from parts the report already uses: a summary per paragraph, matched on "
         "characters instead of words, each summary handing back its paragraph before the metrics "
-        "are read.",
-        "summary_document builds the summaries; a Retriever over its 'summary' group with the "
-        "bm25_char similarity; small_to_big hands back paragraphs; evaluate reads the recalls.",
+        "are read. Explore it on trial; then build the same on the held-out dev set and compare "
+        "it with the word row question by question.",
+        "The pipelines module builds the summaries and hands back paragraphs; evaluate reads the "
+        "recalls and keeps each question's; the significance module's paired comparison gives "
+        "the difference and its interval.",
     )),
     "11": Exercise(("hnsw_recall_at_10", "smallest_ef_for_0_98"), (
         "An approximate index is measured against the exact one: for each question, the share of "

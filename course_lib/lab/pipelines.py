@@ -191,6 +191,12 @@ def _bm25_paragraph_norm(kb: KnowledgeBase) -> Retrieve:
     return Retriever(knowledge_base_document(kb), "paragraph", "bm25_chinese_norm", topk=TOPK)
 
 
+@register_pipeline("bm25-char-paragraph-norm", "bm25-char-paragraph with both sides converted "
+                   "to Simplified first: multipath-rerank's character path on its own")
+def _bm25_char_paragraph_norm(kb: KnowledgeBase) -> Retrieve:
+    return Retriever(knowledge_base_document(kb), "paragraph", "bm25_char_norm", topk=TOPK)
+
+
 @register_pipeline("bm25-article", "whole files (one root node each), BM25 on jieba words",
                    chunked=True)
 def _bm25_article(kb: KnowledgeBase) -> Retrieve:
