@@ -221,3 +221,32 @@ def test_the_prose_budget_catches_a_notebook_over_it(tmp_path):
     path.write_text(json.dumps(notebook), encoding="utf-8")
     with pytest.raises(AssertionError, match="over half of its 10 minutes"):
         test_prose_fits_half_the_stated_time(path)
+
+
+# A p-value printed as zero ("p 0.000", "p_holm 0.0000", "Holm 0.00") claims certainty no
+# finite test gives: the course prints "<0.001" (or "<0.0001") instead (notebook 01's policy).
+ZERO_P = re.compile(r"\b(?:p|p_holm|Holm)\s*(?:=\s*)?0\.0+(?![\d.])")
+
+
+def zero_p_values(path: Path) -> list[str]:
+    """Every output line of ``path`` that prints a p-value as zero."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return [line.strip() for cell in notebook["cells"] if cell["cell_type"] == "code"
+            for output in cell.get("outputs", []) for text in _texts(output)
+            for line in text.splitlines() if ZERO_P.search(line)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_p_value_is_printed_as_zero(path):
+    assert not zero_p_values(path), f"{path.name} prints p as 0: {zero_p_values(path)[:3]}"
+
+
+def test_the_zero_p_scan_catches_one(tmp_path):
+    line = "trial  both cut − e5 alone > 0.88    recall@5  +0.1050  p_holm 0.0000\n"
+    notebook = {"cells": [{"cell_type": "code", "source": [],
+                           "outputs": [{"output_type": "stream", "text": [line]}]}]}
+    path = tmp_path / "99_x.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    assert zero_p_values(path) == [line.strip()]
+    path.write_text(json.dumps(notebook).replace("0.0000", "<0.0001"), encoding="utf-8")
+    assert zero_p_values(path) == []
