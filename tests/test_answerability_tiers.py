@@ -1,14 +1,20 @@
 """The harder tiers of unanswerable questions, anchored coverage, and the statistics that
 compare detectors (issue: "not in the knowledge base" on hard questions)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from course_lib.answerability import CLASSIC_SIGNALS, SIGNALS, AnswerabilityDetector
+from course_lib.lab import answerability_evaluation as ans_eval
+from course_lib.lab import answerability_tiers as ans_tiers
 from course_lib.lab.answerability_evaluation import (
     auroc,
     auroc_interval,
+    bootstrap_p,
+    holm_family,
     paired_auroc_difference,
 )
 from course_lib.lab.answerability_tiers import (
@@ -18,6 +24,7 @@ from course_lib.lab.answerability_tiers import (
     fold_lesson,
     mixed_stream,
     question_subject,
+    step_rows,
     stream_sample,
     swap_subject,
 )
@@ -126,6 +133,68 @@ def test_the_paired_auroc_interval_agrees_with_scipys_bootstrap_for_single_quest
     assert abs(ours["interval"][1] - theirs.high) < 0.02
     assert ours["verdict"] == ("higher" if ours["interval"][0] > 0 else
                                "no detectable difference")
+
+
+def test_the_p_value_of_hand_made_draws_is_the_share_on_the_far_side_of_0(monkeypatch):
+    # Four questions; five draws given as weights (how often each question is drawn). The
+    # AUROC differences b − a on them, by hand: +0.25 (all once, twice), +1 ({2nd, 3rd}:
+    # a ranks 0.2 below 0.6, b 0.8 above 0.3), 0 (without the 2nd: both separate
+    # perfectly) and nan (no unanswerable question drawn, so it does not count).
+    draws = np.array([[1, 1, 1, 1], [2, 2, 2, 2], [0, 1, 1, 0], [1, 0, 1, 1], [1, 1, 0, 0]])
+    monkeypatch.setattr(ans_eval, "_cluster_draws", lambda *_: draws.astype(float))
+    row = paired_auroc_difference([0.9, 0.2, 0.6, 0.1], [0.9, 0.8, 0.3, 0.1],
+                                  [True, True, False, False], [1, 2, 3, 4])
+    # a quarter of the four counted draws at or below 0, all of them at or above it
+    assert row["p"] == 0.5 and row["verdict"] == "no detectable difference"
+    assert bootstrap_p([0.1, 0.2, 0.3, float("nan")]) == 0.25  # none at 0: the floor 1/4
+    assert bootstrap_p([0.0, 0.0]) == 1.0
+    assert bootstrap_p([-0.1, -0.2, -0.3, 0.4]) == 0.5
+
+
+def test_the_p_value_is_below_005_exactly_when_the_interval_leaves_out_0():
+    rng = np.random.default_rng(7)
+    seen = set()
+    for noise in (0.8, 0.7, 0.65, 0.6, 0.5):
+        labels = rng.random(300) < 0.6
+        a = labels + rng.normal(0, 0.9, 300)
+        b = labels + rng.normal(0, noise, 300)
+        row = paired_auroc_difference(a, b, labels, clusters=np.repeat(range(100), 3))
+        low, high = row["interval"]
+        assert (row["p"] < 0.05) == (low > 0 or high < 0), row
+        seen.add(row["verdict"])
+    assert seen == {"higher", "no detectable difference"}  # both sides were tried
+
+
+def test_holm_takes_a_raw_p_below_005_to_no_detectable_difference():
+    rows = [{"difference": 0.01, "p": 0.03}, {"difference": -0.02, "p": 0.04}]
+    held = holm_family(rows)
+    assert [r["p_holm"] for r in held] == [0.06, 0.06]
+    assert [r["verdict"] for r in held] == ["no detectable difference"] * 2
+    assert holm_family(rows[1:])[0]["verdict"] == "lower"  # alone, p 0.04 is marked
+    assert "p_holm" not in rows[0]  # the rows given are not changed
+
+
+def test_the_step_table_is_one_holm_family_over_its_tiers_and_steps(monkeypatch):
+    """Four changes (two tiers × two steps), raw p 0.02 to 0.045: each below 0.05, and
+    Holm over one step's two tiers would still mark the first step's (0.04 each); over the
+    table's four, none is marked (0.08, then 0.09)."""
+    raw = iter([0.02, 0.03, 0.04, 0.045])
+    result = SimpleNamespace(probabilities=np.zeros(2), answerable=np.array([True, False]))
+    table = {"unanswerable": 1, "auroc": 0.9, "auroc_interval": (0.8, 1.0), "declined": 0.5,
+             "wrongly_declined": 0.05, "result": result}
+    monkeypatch.setattr(ans_tiers, "tier_table", lambda *_, **__: {"a": table, "b": table})
+    monkeypatch.setattr(ans_eval, "paired_auroc_difference", lambda *_, **__: {
+        "difference": 0.01, "interval": (0.001, 0.02), "p": next(raw)})
+    tiered = SimpleNamespace(tiers={"a": [], "b": []},
+                             tier=lambda name: SimpleNamespace(clusters=lambda: [0, 1]))
+    rows = [row for row in step_rows(tiered, {}) if "auroc_change" in row]
+    assert sorted(row["p"] for row in rows) == [0.02, 0.03, 0.04, 0.045]
+    assert sorted(row["p_holm"] for row in rows) == [0.08, 0.09, 0.09, 0.09]
+    assert {row["verdict"] for row in rows} == {"no detectable difference"}
+    raw = iter([0.02, 0.03])
+    compared = compare_detectors(tiered, {}, ["x"], ["x", "y"])  # one step: a family of 2
+    assert [c["auroc_change"]["p_holm"] for c in compared.values()] == [0.04, 0.04]
+    assert {c["auroc_change"]["verdict"] for c in compared.values()} == {"higher"}
 
 
 def test_resampling_paragraphs_widens_the_interval_when_questions_cluster():

@@ -27,7 +27,7 @@ from .._support.validation import check_int, check_number
 from ..answerability import AnswerabilityDetector, choose_threshold, fit_model
 from ..node import DocNode
 from .datasets import KnowledgeBase, Question, SquadSet, build_knowledge_base
-from .significance import cluster_resamples
+from .significance import cluster_resamples, holm, verdict
 
 
 # ---------------------------------------------------------------- the evaluation set
@@ -173,23 +173,40 @@ def auroc(scores: Sequence[float], answerable: Sequence[bool]) -> float:
 AUROC_RESAMPLES = 2_000  # each draw ranks every question: fewer draws than for a mean
 
 
-def _cluster_draws(clusters: Sequence[Any], resamples: int, seed: int) -> list[np.ndarray]:
-    """Bootstrap draws of question indices, resampling whole clusters (paragraphs) with
-    replacement (:func:`~course_lib.lab.significance.cluster_resamples`): questions of one
-    paragraph rise and fall together, so resampling them one by one would make an
-    interval too narrow."""
+def _cluster_draws(clusters: Sequence[Any], resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap draws as weights, resampling whole clusters (paragraphs) with replacement
+    (:func:`~course_lib.lab.significance.cluster_resamples`): row k holds how many times
+    each question is in draw k. Questions of one paragraph rise and fall together, so
+    resampling them one by one would make an interval too narrow."""
     members, drawn = cluster_resamples(clusters, resamples, seed)
-    return [np.concatenate([members[k] for k in row]) for row in drawn]
+    cluster_of = np.empty(sum(m.size for m in members), dtype=np.intp)
+    for k, member in enumerate(members):
+        cluster_of[member] = k
+    flat = (np.arange(len(drawn))[:, None] * len(members) + drawn).ravel()
+    counts = np.bincount(flat, minlength=len(drawn) * len(members))
+    return counts.reshape(len(drawn), len(members))[:, cluster_of].astype(np.float64)
 
 
-def _drawn_aurocs(scores: np.ndarray, labels: np.ndarray, draws: list[np.ndarray]
-                  ) -> np.ndarray:
-    """AUROC on each draw (a draw that lost one class gives nan)."""
-    out = np.full(len(draws), np.nan)
-    for k, index in enumerate(draws):
-        if labels[index].all() or not labels[index].any():
-            continue
-        out[k] = auroc(scores[index], labels[index])
+def _drawn_aurocs(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """AUROC on each draw (a row of :func:`_cluster_draws`; a draw that lost one class gives
+    nan), counted as :func:`auroc` counts — answerable above unanswerable, ties half — on
+    the draw's questions, each as many times as drawn. The counts are whole numbers, so the
+    sums are exact and each value is the very number :func:`auroc` gives on that draw."""
+    order = np.argsort(scores, kind="stable")
+    ordered = scores[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # groups of ties
+    positive = labels[order]
+    out = np.empty(len(weights))
+    for block in range(0, len(weights), 500):  # 500 draws at a time: bounded memory
+        w = weights[block:block + 500, order]
+        pos = np.add.reduceat(w * positive, starts, axis=1)
+        neg = np.add.reduceat(w * ~positive, starts, axis=1)
+        below = np.cumsum(neg, axis=1) - neg  # unanswerable weight strictly below each score
+        n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
+        twice_u = (pos * (2 * below + neg)).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[block:block + 500] = np.where((n_pos > 0) & (n_neg > 0),
+                                              twice_u / (2 * n_pos * n_neg), np.nan)
     return out
 
 
@@ -212,18 +229,45 @@ def auroc_interval(scores: Sequence[float], answerable: Sequence[bool],
     return float(low), float(high)
 
 
+def bootstrap_p(drawn: Sequence[float]) -> float:
+    """Two-sided p-value of "no difference" read off bootstrap draws of a paired
+    difference: ``min(1, 2 · min(share of draws ≤ 0, share ≥ 0))``, never below
+    ``1 / (draws + 1)`` — that many draws cannot show a smaller p (nan draws, which lost
+    one kind of question, are dropped).
+
+    It is the percentile interval turned around: p < 0.05 when 0 falls outside the middle
+    95 % of the draws (up to how the interval interpolates between two draws). It assumes
+    what that interval assumes: the resampled units (paragraphs, articles) are independent
+    and numerous enough that the spread of the draws stands for the spread of the
+    difference over new samples of them.
+
+    >>> bootstrap_p([0.1, 0.2, -0.1, 0.3])   # a quarter of the draws at or below 0
+    0.5
+    >>> bootstrap_p([0.1, 0.2, 0.3, 0.4])    # none: the floor 1/5
+    0.2
+    """
+    values = np.asarray(drawn, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if not values.size:
+        raise ValueError("bootstrap_p needs at least one draw that is a number")
+    tail = min(float((values <= 0).mean()), float((values >= 0).mean()))
+    return max(min(1.0, 2 * tail), 1 / (values.size + 1))
+
+
 def paired_auroc_difference(a: Sequence[float], b: Sequence[float],
                             answerable: Sequence[bool], clusters: Sequence[Any],
                             confidence: float = 0.95, resamples: int = AUROC_RESAMPLES,
                             seed: int = 0) -> dict[str, Any]:
     """``auroc(b) − auroc(a)`` on the same questions, with a paired percentile-bootstrap
-    interval (both scored on each draw of ``clusters``) and the verdict it earns: a
-    difference whose interval holds 0 is ``"no detectable difference"``.
+    interval (both scored on each draw of ``clusters``), the p-value of those same draws
+    (:func:`bootstrap_p`) and the verdict that p allows on its own
+    (:func:`~course_lib.lab.significance.verdict`); in a table of several comparisons,
+    :func:`holm_family` replaces it by the family's.
 
     >>> row = paired_auroc_difference([0.9, 0.2, 0.6, 0.1], [0.9, 0.8, 0.3, 0.1],
     ...                               [True, True, False, False], [1, 2, 3, 4])
-    >>> row["difference"], row["verdict"]
-    (0.25, 'no detectable difference')
+    >>> row["difference"], row["p"], row["verdict"]
+    (0.25, 1.0, 'no detectable difference')
     """
     first, labels = _scores_and_labels(a, answerable)
     second, _ = _scores_and_labels(b, answerable)
@@ -231,10 +275,24 @@ def paired_auroc_difference(a: Sequence[float], b: Sequence[float],
     drawn = _drawn_aurocs(second, labels, draws) - _drawn_aurocs(first, labels, draws)
     alpha = 1 - confidence
     low, high = (float(x) for x in np.nanquantile(drawn, [alpha / 2, 1 - alpha / 2]))
-    difference = auroc(second, labels) - auroc(first, labels)
-    verdict = ("no detectable difference" if low <= 0 <= high else
-               "higher" if low > 0 else "lower")
-    return {"difference": round(difference, 4), "interval": (low, high), "verdict": verdict}
+    row = {"difference": round(auroc(second, labels) - auroc(first, labels), 4),
+           "interval": (low, high), "p": bootstrap_p(drawn)}
+    return {**row, "verdict": verdict(row)}
+
+
+def holm_family(rows: Sequence[dict[str, Any]], alpha: float = 0.05) -> list[dict[str, Any]]:
+    """``rows`` (each with ``difference`` and ``p``, as :func:`paired_auroc_difference`
+    gives) as one family — the comparisons one table makes on one question set (notebook
+    01, section 7) — each copied with its Holm-adjusted ``p_holm``
+    (:func:`~course_lib.lab.significance.holm`) and the verdict ``p_holm`` allows.
+
+    >>> rows = [{"difference": 0.01, "p": 0.03}, {"difference": -0.02, "p": 0.04}]
+    >>> [(row["p_holm"], row["verdict"]) for row in holm_family(rows)]
+    [(0.06, 'no detectable difference'), (0.06, 'no detectable difference')]
+    """
+    adjusted = holm([row["p"] for row in rows]) if rows else []
+    return [{**row, "p_holm": p, "verdict": verdict({**row, "p_holm": p}, alpha, "p_holm")}
+            for row, p in zip(rows, adjusted, strict=True)]
 
 
 def decline_rates(scores: Sequence[float], answerable: Sequence[bool], threshold: float

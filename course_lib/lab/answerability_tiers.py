@@ -272,21 +272,21 @@ def compare_detectors(tiered: TieredSet, signals: dict[str, Sequence[float]],
                       max_wrong: float = 0.05) -> dict[str, dict[str, Any]]:
     """Per tier, the detector on signals ``before`` and on ``after`` (each cross-validated
     by :func:`tier_table`; ``before`` may be a table already computed) and the paired
-    difference of their held-out AUROCs, with a bootstrap interval over paragraphs
-    (:func:`~course_lib.lab.answerability_evaluation.paired_auroc_difference`)."""
-    from .answerability_evaluation import paired_auroc_difference
+    difference of their held-out AUROCs, with a bootstrap interval over paragraphs and its
+    p (:func:`~course_lib.lab.answerability_evaluation.paired_auroc_difference`); the
+    tiers' rows are one family: ``p_holm`` is Holm over them, and the verdict comes from it
+    (:func:`~course_lib.lab.answerability_evaluation.holm_family`)."""
+    from .answerability_evaluation import holm_family, paired_auroc_difference
 
     first = before if isinstance(before, dict) else tier_table(tiered, signals, before,
                                                                 max_wrong)
     second = tier_table(tiered, signals, after, max_wrong)
-    out = {}
-    for name in tiered.tiers:
-        a, b = first[name]["result"], second[name]["result"]
-        out[name] = {"before": first[name], "after": second[name],
-                     "auroc_change": paired_auroc_difference(
-                         a.probabilities, b.probabilities, a.answerable,
-                         tiered.tier(name).clusters())}
-    return out
+    changes = holm_family([paired_auroc_difference(
+        first[name]["result"].probabilities, second[name]["result"].probabilities,
+        first[name]["result"].answerable, tiered.tier(name).clusters())
+        for name in tiered.tiers])
+    return {name: {"before": first[name], "after": second[name], "auroc_change": change}
+            for name, change in zip(tiered.tiers, changes, strict=True)}
 
 
 def fold_lesson(data: AnswerabilitySet, signals: dict[str, Sequence[float]],
@@ -405,8 +405,12 @@ STEPS = (("words + bigrams + e5 sentence", ("word_coverage", "bigram_coverage", 
 def step_rows(tiered: TieredSet, signals: dict[str, Sequence[float]],
               max_wrong: float = 0.05) -> list[dict[str, Any]]:
     """Per tier, each detector of :data:`STEPS` cross-validated (:func:`tier_table`), each
-    after the first with its paired AUROC change from the one before it
-    (:func:`compare_detectors`) — the rows of the reproduce table."""
+    after the first with its paired AUROC change from the one before it, its p and
+    ``p_holm`` — Holm over every change of the table, all tiers and steps, one family on
+    one question set — and the verdict ``p_holm`` allows (:func:`compare_detectors`) —
+    the rows of the reproduce table."""
+    from .answerability_evaluation import holm_family
+
     rows, used, before = [], [], None
     tables: dict[str, Any] = {}
     for label, added in STEPS:
@@ -426,10 +430,14 @@ def step_rows(tiered: TieredSet, signals: dict[str, Sequence[float]],
                    "wrongly_declined": round(float(result["wrongly_declined"]), 4)}
             if tier in changes:
                 change = changes[tier]
-                row.update(auroc_change=change["difference"], verdict=change["verdict"],
+                row.update(auroc_change=change["difference"], p=change["p"],
                            auroc_change_interval=[round(x, 4) for x in change["interval"]])
             rows.append(row)
         before = tables
+    changed = [row for row in rows if "auroc_change" in row]
+    family = holm_family([{"difference": row["auroc_change"], "p": row["p"]} for row in changed])
+    for row, held in zip(changed, family, strict=True):
+        row.update(p_holm=held["p_holm"], verdict=held["verdict"])
     order = list(tiered.tiers)
     return sorted(rows, key=lambda row: order.index(row["tier"]))  # stable: steps in order
 
