@@ -185,3 +185,17 @@ def test_the_wins_table_corrects_each_question_set_apart():
     # row of another question set must not change it at all
     assert rows[2]["p_holm"] == p[2] and rows[2]["verdict"] == "wins"
     assert holm(p)[2] != p[2]
+
+
+def test_the_win_loss_footer_names_each_settings_questions_in_row_order():
+    """A footer of bare counts sorted by size paired the wrong count with a setting."""
+    from course_lib.lab.wins import Case, format_win_loss, win_loss
+
+    def run(n):
+        return {"per_question": {"id": [f"q{i}" for i in range(n)], "recall@1": [1] * n}}
+
+    cases = [Case("big", "a", "b", run(30), run(30)), Case("small", "a", "b", run(20), run(20))]
+    footer = format_win_loss(win_loss(cases)).splitlines()[-1]
+    assert footer.startswith("(questions: big 30; small 20) difference")
+    same = format_win_loss(win_loss(cases[:1] * 2)).splitlines()[-1]
+    assert same.startswith("(30 questions) difference")

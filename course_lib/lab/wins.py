@@ -123,8 +123,11 @@ def format_win_loss(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
         lines.append(f"{row['setting']:<{w_set}}  {pair:<{w_pair}}  {row['metric']:<{w_metric}}"
                      f"  {row['baseline_mean']:>8.3f}  {row['technique_mean']:>9.3f}  "
                      f"{span:<26}  {p:>6}  {p_holm:>6}  {row['verdict']}")
-    counts = sorted({r["questions"] for r in rows})
-    lines.append(f"({', '.join(map(str, counts))} questions) difference = technique − baseline "
+    # how many questions each setting asked, in the rows' order (one number when all agree)
+    sizes = dict.fromkeys((r["setting"], r["questions"]) for r in rows)
+    counted = (f"{rows[0]['questions']} questions" if len({n for _, n in sizes}) == 1 else
+               "questions: " + "; ".join(f"{setting} {n}" for setting, n in sizes))
+    lines.append(f"({counted}) difference = technique − baseline "
                  "on the same questions; interval: percentile bootstrap; p: exact McNemar "
                  "(hit/miss) or paired sign-flip; p_holm: Holm over this table's rows on the same "
                  "questions; "
