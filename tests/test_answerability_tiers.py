@@ -14,7 +14,6 @@ from course_lib.lab.answerability_evaluation import (
     auroc,
     auroc_interval,
     bootstrap_p,
-    holm_family,
     paired_auroc_difference,
 )
 from course_lib.lab.answerability_tiers import (
@@ -163,15 +162,6 @@ def test_the_p_value_is_below_005_exactly_when_the_interval_leaves_out_0():
         assert (row["p"] < 0.05) == (low > 0 or high < 0), row
         seen.add(row["verdict"])
     assert seen == {"higher", "no detectable difference"}  # both sides were tried
-
-
-def test_holm_takes_a_raw_p_below_005_to_no_detectable_difference():
-    rows = [{"difference": 0.01, "p": 0.03}, {"difference": -0.02, "p": 0.04}]
-    held = holm_family(rows)
-    assert [r["p_holm"] for r in held] == [0.06, 0.06]
-    assert [r["verdict"] for r in held] == ["no detectable difference"] * 2
-    assert holm_family(rows[1:])[0]["verdict"] == "lower"  # alone, p 0.04 is marked
-    assert "p_holm" not in rows[0]  # the rows given are not changed
 
 
 def test_the_step_table_is_one_holm_family_over_its_tiers_and_steps(monkeypatch):

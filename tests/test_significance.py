@@ -16,6 +16,7 @@ from course_lib.lab.significance import (
     bootstrap_interval,
     compare_pair,
     holm,
+    holm_family,
     interval,
     mcnemar,
     paired_difference,
@@ -240,3 +241,20 @@ def test_a_cluster_bootstrap_is_the_mean_of_whole_clusters_drawn_together():
         cluster_bootstrap_interval(values, clusters)[0])
     with pytest.raises(ValueError, match="clusters needs one label per question"):
         cluster_bootstrap_interval(values, clusters[:-1])
+
+
+def test_holm_takes_a_raw_p_below_005_to_no_detectable_difference():
+    rows = [{"difference": 0.01, "p": 0.03}, {"difference": -0.02, "p": 0.04}]
+    held = holm_family(rows)
+    assert [r["p_holm"] for r in held] == [0.06, 0.06]
+    assert [r["verdict"] for r in held] == ["no detectable difference"] * 2
+    assert holm_family(rows[1:])[0]["verdict"] == "lower"  # alone, p 0.04 is marked
+    assert held[0] is rows[0]  # the table's own rows, completed in place
+
+
+def test_holm_families_are_corrected_apart():
+    rows = [{"difference": 0.01, "p": 0.03, "set": "a"},
+            {"difference": 0.02, "p": 0.04, "set": "b"}]
+    held = holm_family(rows, family=lambda row: row["set"])
+    assert [r["p_holm"] for r in held] == [0.03, 0.04]  # two families of one: nothing to adjust
+    assert [r["verdict"] for r in held] == ["higher", "higher"]

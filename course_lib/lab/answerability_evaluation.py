@@ -27,7 +27,7 @@ from .._support.validation import check_int, check_number
 from ..answerability import AnswerabilityDetector, choose_threshold, fit_model
 from ..node import DocNode
 from .datasets import KnowledgeBase, Question, SquadSet, build_knowledge_base
-from .significance import cluster_resamples, holm, verdict
+from .significance import cluster_resamples, verdict
 
 
 # ---------------------------------------------------------------- the evaluation set
@@ -262,7 +262,7 @@ def paired_auroc_difference(a: Sequence[float], b: Sequence[float],
     interval (both scored on each draw of ``clusters``), the p-value of those same draws
     (:func:`bootstrap_p`) and the verdict that p allows on its own
     (:func:`~course_lib.lab.significance.verdict`); in a table of several comparisons,
-    :func:`holm_family` replaces it by the family's.
+    :func:`~course_lib.lab.significance.holm_family` replaces it by the family's.
 
     >>> row = paired_auroc_difference([0.9, 0.2, 0.6, 0.1], [0.9, 0.8, 0.3, 0.1],
     ...                               [True, True, False, False], [1, 2, 3, 4])
@@ -278,21 +278,6 @@ def paired_auroc_difference(a: Sequence[float], b: Sequence[float],
     row = {"difference": round(auroc(second, labels) - auroc(first, labels), 4),
            "interval": (low, high), "p": bootstrap_p(drawn)}
     return {**row, "verdict": verdict(row)}
-
-
-def holm_family(rows: Sequence[dict[str, Any]], alpha: float = 0.05) -> list[dict[str, Any]]:
-    """``rows`` (each with ``difference`` and ``p``, as :func:`paired_auroc_difference`
-    gives) as one family — the comparisons one table makes on one question set (notebook
-    01, section 7) — each copied with its Holm-adjusted ``p_holm``
-    (:func:`~course_lib.lab.significance.holm`) and the verdict ``p_holm`` allows.
-
-    >>> rows = [{"difference": 0.01, "p": 0.03}, {"difference": -0.02, "p": 0.04}]
-    >>> [(row["p_holm"], row["verdict"]) for row in holm_family(rows)]
-    [(0.06, 'no detectable difference'), (0.06, 'no detectable difference')]
-    """
-    adjusted = holm([row["p"] for row in rows]) if rows else []
-    return [{**row, "p_holm": p, "verdict": verdict({**row, "p_holm": p}, alpha, "p_holm")}
-            for row, p in zip(rows, adjusted, strict=True)]
 
 
 def decline_rates(scores: Sequence[float], answerable: Sequence[bool], threshold: float

@@ -275,8 +275,9 @@ def compare_detectors(tiered: TieredSet, signals: dict[str, Sequence[float]],
     difference of their held-out AUROCs, with a bootstrap interval over paragraphs and its
     p (:func:`~course_lib.lab.answerability_evaluation.paired_auroc_difference`); the
     tiers' rows are one family: ``p_holm`` is Holm over them, and the verdict comes from it
-    (:func:`~course_lib.lab.answerability_evaluation.holm_family`)."""
-    from .answerability_evaluation import holm_family, paired_auroc_difference
+    (:func:`~course_lib.lab.significance.holm_family`)."""
+    from .answerability_evaluation import paired_auroc_difference
+    from .significance import holm_family
 
     first = before if isinstance(before, dict) else tier_table(tiered, signals, before,
                                                                 max_wrong)
@@ -409,7 +410,7 @@ def step_rows(tiered: TieredSet, signals: dict[str, Sequence[float]],
     ``p_holm`` — Holm over every change of the table, all tiers and steps, one family on
     one question set — and the verdict ``p_holm`` allows (:func:`compare_detectors`) —
     the rows of the reproduce table."""
-    from .answerability_evaluation import holm_family
+    from .significance import holm_family
 
     rows, used, before = [], [], None
     tables: dict[str, Any] = {}

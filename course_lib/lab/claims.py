@@ -24,7 +24,7 @@ from typing import Any
 
 from .datasets import KnowledgeBase
 from .reproduce import ALPHA, evaluate_once
-from .significance import compare_pair, holm, verdict
+from .significance import compare_pair, holm_family
 from .wins import format_p
 
 
@@ -75,10 +75,7 @@ def claims_table(kb: KnowledgeBase, done: dict[str, dict[str, Any]],
         new = evaluate_once(kb, claim.new, done)["per_question"][claim.metric]
         old = evaluate_once(kb, claim.old, done)["per_question"][claim.metric]
         rows.append({"claim": claim.label, "metric": claim.metric, **compare_pair(new, old)})
-    for row, adjusted in zip(rows, holm([row["p"] for row in rows]), strict=True):
-        row["p_holm"] = adjusted
-        row["verdict"] = verdict({**row, "p": adjusted}, ALPHA)
-    return rows
+    return holm_family(rows, ALPHA)
 
 
 def format_claims(rows: Sequence[dict[str, Any]], split: str) -> str:

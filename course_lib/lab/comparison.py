@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .significance import CONFIDENCE, RESAMPLES, SEED, compare_pair, holm, interval, verdict
+from .significance import CONFIDENCE, RESAMPLES, SEED, compare_pair, holm_family, interval
 
 METRICS = ("recall@1", "recall@5", "mrr@5", "ndcg@10", "context_relevance@5")  # summarised
 TESTED = ("recall@1", "recall@5", "mrr@5", "ndcg@10")  # compared pair by pair
@@ -104,10 +104,7 @@ def compare_results(results: Mapping[str, Mapping[str, Any]], baseline: str | No
                          "test": pair["test"], "difference": round(pair["difference"], 4),
                          "low": round(pair["low"], 4), "high": round(pair["high"], 4),
                          "won": pair["won"], "lost": pair["lost"], "p": pair["p"]})
-    for row, adjusted in zip(rows, holm([row["p"] for row in rows]) if rows else [],
-                             strict=True):
-        row["p_holm"] = adjusted
-        row["verdict"] = verdict({"difference": row["difference"], "p": adjusted}, ALPHA)
+    holm_family(rows, ALPHA)
     note = (f"p: exact McNemar (hit@k) / paired sign-flip randomization (MRR, nDCG), "
             f"{RESAMPLES:,} draws, seed {seed}; p_holm: Holm over the {len(rows)} tests above")
     return {"baseline": base, "questions": questions, "confidence": CONFIDENCE,

@@ -21,7 +21,7 @@ from .article_tiers import evaluate_article_answerability
 from .datasets import HALVES, KnowledgeBase
 from .evaluation import KS, evaluate
 from .pipelines import COSINE_CUT_OFF, PIPELINES, RERANK_CUT_OFF, USE_COSINE_CUT_OFF
-from .significance import compare_pair, holm, interval
+from .significance import compare_pair, holm_family, interval
 from .wins import format_p
 
 Triple = tuple[float, float, float]
@@ -307,9 +307,8 @@ def compare_with_first(results: list[dict[str, Any]], metric: str) -> list[dict[
     baseline = results[0]["per_question"][metric]
     tests: list[dict[str, Any]] = [compare_pair(r["per_question"][metric], baseline)
                                    for r in results[1:]]
-    for test, adjusted in zip(tests, holm([t["p"] for t in tests]) if tests else [],
-                              strict=True):
-        test.update(p_holm=adjusted, marked=adjusted < ALPHA)
+    for test in holm_family(tests, ALPHA):
+        test["marked"] = test["p_holm"] < ALPHA
     return [None, *tests]
 
 

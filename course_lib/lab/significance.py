@@ -38,7 +38,8 @@ checks each against ``scipy.stats`` (``binomtest``, ``bootstrap``, ``permutation
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -293,6 +294,31 @@ def verdict(row: dict[str, float], alpha: float = 0.05, p_key: str = "p") -> str
     if row[p_key] >= alpha:
         return "no detectable difference"
     return "higher" if row["difference"] > 0 else "lower"
+
+
+def holm_family(rows: Sequence[dict[str, Any]], alpha: float = 0.05,
+                family: Callable[[dict[str, Any]], Any] = lambda row: None
+                ) -> list[dict[str, Any]]:
+    """Notebook 01's policy, written once: give each row (a dict with ``difference`` and
+    ``p``) its Holm-adjusted ``p_holm`` — Holm over the rows of its *family*, the rows for
+    which ``family(row)`` is equal (by default all of them: one table on one question set)
+    — and the ``verdict`` that ``p_holm`` allows (:func:`verdict`). The rows are updated in
+    place and returned, in their order.
+
+    >>> rows = [{"difference": 0.01, "p": 0.03}, {"difference": -0.02, "p": 0.04}]
+    >>> [(row["p_holm"], row["verdict"]) for row in holm_family(rows)]
+    [(0.06, 'no detectable difference'), (0.06, 'no detectable difference')]
+    >>> [row["p_holm"] for row in holm_family(rows, family=lambda row: row["difference"])]
+    [0.03, 0.04]
+    """
+    families: dict[Any, list[dict[str, Any]]] = {}
+    for row in rows:
+        families.setdefault(family(row), []).append(row)
+    for members in families.values():
+        for row, adjusted in zip(members, holm([row["p"] for row in members]), strict=True):
+            row["p_holm"] = adjusted
+            row["verdict"] = verdict(row, alpha, "p_holm")
+    return list(rows)
 
 
 # ---------------------------------------------------------------- how many questions?

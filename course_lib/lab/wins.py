@@ -28,10 +28,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .significance import SEED, compare_pair, holm
+from .significance import SEED, compare_pair, holm_family
 
 ALPHA = 0.05
 VERDICTS = ("wins", "loses", "no detectable difference")
+WORDS = {"higher": "wins", "lower": "loses"}  # a technique against its baseline
 
 
 @dataclass
@@ -64,7 +65,8 @@ def win_loss(cases: Sequence[Case], alpha: float = ALPHA, seed: int = SEED
     (the same question ids, in the same order)."""
     if not cases:
         raise ValueError("win_loss needs at least one Case")
-    rows, question_sets = [], []
+    rows: list[dict[str, Any]] = []
+    question_set: dict[int, tuple[Any, ...]] = {}  # each row's question ids
     for case in cases:
         ids_t, t = _column(case.technique_result, case.metric, f"{case.technique!r}")
         ids_b, b = _column(case.baseline_result, case.metric, f"{case.baseline!r}")
@@ -72,20 +74,15 @@ def win_loss(cases: Sequence[Case], alpha: float = ALPHA, seed: int = SEED
             raise ValueError(f"{case.setting}: {case.technique!r} and {case.baseline!r} were "
                              "not run on the same questions in the same order (a paired "
                              "comparison needs both)")
-        row = compare_pair(t, b, seed=seed)
-        question_sets.append(tuple(ids_t))
         rows.append({"setting": case.setting, "technique": case.technique,
                      "baseline": case.baseline, "metric": case.metric, "questions": len(t),
                      "technique_mean": sum(t) / len(t), "baseline_mean": sum(b) / len(b),
-                     **row})
-    families: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for row, question_set in zip(rows, question_sets, strict=True):
-        families.setdefault(question_set, []).append(row)
-    for family in families.values():  # one Holm family per question set
-        for row, adjusted in zip(family, holm([r["p"] for r in family]), strict=True):
-            row["p_holm"] = adjusted
-            row["verdict"] = ("no detectable difference" if adjusted >= alpha else
-                              "wins" if row["difference"] > 0 else "loses")
+                     **compare_pair(t, b, seed=seed)})
+        question_set[id(rows[-1])] = tuple(ids_t)
+    # one Holm family per question set: rows on other questions are corrected apart
+    holm_family(rows, alpha, family=lambda row: question_set[id(row)])
+    for row in rows:  # a table of techniques against baselines: wins and loses
+        row["verdict"] = WORDS.get(row["verdict"], row["verdict"])
     return rows
 
 
