@@ -98,3 +98,64 @@ def test_a_verdict_the_notebook_does_not_give_is_caught():
                and line.endswith("no detectable difference"))
     broken = readme.replace(row, row.replace("no detectable difference", "wins"))
     assert any("02 rewriting" in problem for problem in disagreements(broken, _outputs()))
+
+
+# ---- the README's wins table against every notebook's own win/loss tables
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+_WIN = r"(wins|loses|no detectable difference)$"
+_SPAN = r"([+\-]\d\.\d{3} \[[+\-]\d\.\d{3}, [+\-]\d\.\d{3}\])"
+_README_WIN = re.compile(r"^(\d\d) [a-z\- ]+?\s{2,}.*?(\d\.\d{3})→(\d\.\d{3}), " + _SPAN
+                         + r"\s+\S+\s+" + _WIN)
+_NOTEBOOK_WIN = re.compile(r"(\d\.\d{3})\s+(\d\.\d{3})\s+" + _SPAN + r"\s+\S+\s+\S+\s+" + _WIN)
+# The same comparison may be corrected in a smaller family in a notebook's own table (notebook
+# 01's policy: a family is one table on one question set). Each such row is listed here, and
+# its notebook must say in its text which verdict is the course's.
+OTHER_FAMILY = {("06", ("0.918", "0.930", "+0.012 [+0.001, +0.023]")):
+                "the course's verdict is `make reproduce`'s"}
+
+
+def wins_disagreements(readme: str, notebooks: dict[str, str]) -> tuple[list[str], int]:
+    """README wins rows whose verdict differs from a notebook row with the same baseline,
+    technique and difference (the same comparison on the same questions), and how many
+    README rows some notebook shows. ``notebooks``: name → the notebook file's text."""
+    ours = {match.groups()[1:4]: match[5] for line in _readme_code_lines(readme)
+            if (match := _README_WIN.match(line))}
+    problems, shown = [], set()
+    for name, text in notebooks.items():
+        cells = json.loads(text)["cells"]
+        printed = "\n".join("".join(out.get("text", "")) for cell in cells
+                            for out in cell.get("outputs", []))
+        prose = "\n".join("".join(cell["source"]) for cell in cells
+                          if cell["cell_type"] == "markdown")
+        for line in printed.splitlines():
+            match = _NOTEBOOK_WIN.search(line.rstrip())
+            if not match or match.groups()[:3] not in ours:
+                continue
+            key = match.groups()[:3]
+            shown.add(key)
+            if match[4] != ours[key]:
+                said = OTHER_FAMILY.get((name[:2], key))
+                if not said or said not in " ".join(prose.split()):
+                    problems.append(f"{name}: {key} is {match[4]!r}, the README's wins table "
+                                    f"says {ours[key]!r}")
+    return problems, len(shown)
+
+
+def _notebook_texts() -> dict[str, str]:
+    return {path.name: path.read_text(encoding="utf-8") for path in NOTEBOOKS}
+
+
+def test_the_readme_wins_table_and_the_notebooks_agree_on_each_comparison():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    problems, shown = wins_disagreements(readme, _notebook_texts())
+    assert not problems, problems
+    assert shown >= 9, f"only {shown} README wins rows found in notebooks: did a format change?"
+
+
+def test_a_notebook_verdict_that_differs_from_the_readme_unsaid_is_caught():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    texts = _notebook_texts()
+    name = next(n for n in texts if n.startswith("06_"))
+    texts[name] = texts[name].replace("the course's verdict is `make reproduce`'s", "")
+    problems, _ = wins_disagreements(readme, texts)
+    assert any(problem.startswith(name) for problem in problems)
