@@ -5,6 +5,28 @@ The source of truth for `01_evaluating_retrieval_solutions.ipynb`:
 Cells are separated by `# %%` lines.
 
 Method: a Retriever with topk=10, then evaluate(kb, retriever, ks=(5, 10)).
+
+Marking top-10:
+- 2 points: reads the numbers — recall@10 0.995 against recall@5 0.989, so 6 more of the 1,000
+  questions get their gold paragraph — and weighs them against the cost, paid on every question:
+  five more paragraphs, about twice the characters for the generator to read (and pay for, and be
+  distracted by); context relevance about halves. MRR@10 (0.9771) is hardly above MRR@5
+  (0.9763): a gold paragraph first found at rank 6 to 10 adds at most 1/6, so 6 such questions
+  add at most 0.001. Verdict: not worth it with this retriever on CMRC (it would be where recall@5
+  is low, or with a reranker to choose among the 10).
+- 1 point: the numbers and a verdict without the cost, or without why MRR barely moves.
+- 0: "10 is better because recall is higher", or numbers only.
+
+Marking paired-test:
+- 2 points: no test is needed, nor informative: the top 10 contains the top 5, so no question
+  found at 5 can be lost at 10 — every disagreement goes one way by construction, and a test
+  of "either could win" restates that (6 to 0 gives p 0.031). What is uncertain is how large
+  the gain is on other questions of the kind: an exact interval on 6 of 1,000 (about 0.2 % to
+  1.3 %), or the same measurement on dev.
+- 1 point: says the test is pointless (or that it would always come out "significant") without
+  the nesting, or the nesting without what remains uncertain.
+- 0: runs or recommends the test as evidence that 10 is better, or compares the two totals
+  unpaired.
 """
 
 # %%

@@ -8,6 +8,26 @@ Method: bm25 = lambda k: Retriever(doc, 'paragraph', 'bm25_chinese', topk=k); fo
 b), texts = {n.text for n in retrieve(a.question + b.question)}; it counts when a.paragraph in
 texts and b.paragraph in texts; share = count / len(pairs), for retrieve = bm25(2) and retrieve
 = SubQuestionRetriever(bm25(1), OfflineLLM()).
+
+Marking sub-questions:
+- 2 points: plain BM25 scores each paragraph by the sum over all of the glued question's terms,
+  so the half with more or rarer terms dominates: its paragraph (and one close to it) can take
+  both slots while the other half's paragraph is left out. Splitting gives each need its own
+  search and its own slot (top 1 each): 0.92 of the pairs against 0.88 (46 against 44 of 50).
+  Going wrong: a split at the wrong place or none (the offline stand-in splits at question marks;
+  an LLM can paraphrase or drop a part), a sub-question that is vague without the other half,
+  a need that takes two paragraphs, and one model call more per question.
+- 1 point: the mechanism without the slots, or no way it can go wrong.
+- 0: "more queries find more" (both hand over two paragraphs), or no mechanism.
+
+Marking fifty-pairs:
+- 2 points: only the pairs where the two methods disagree count; all going one way, 5 give
+  exact McNemar p 0.0625 and 6 give 0.031, so at least 6 (more if any goes the other way). The
+  result is decided by 2 pairs (44 against 46 of 50, p 0.5 at best): a direction, not a finding.
+  Before claiming anything: fix the comparison in advance and run it on many more pairs, and on
+  the held-out dev set.
+- 1 point: the right count without reading the result, or the reading without the count.
+- 0: compares 0.88 with 0.92 as if 4 points were a finding, or tests the two totals unpaired.
 """
 
 # %%

@@ -8,6 +8,17 @@ Method: on a fresh knowledge_base_document(kb): create_node_group('TinyChunk',
 transform=SentenceSplitter(chunk_size=64, chunk_overlap=8)), then evaluate(kb, Retriever(...,
 'TinyChunk', 'bm25_chinese', topk=5), span_recall=True) and read span_recall@5 and
 context_relevance@1.
+
+Marking tiny-chunks:
+- 2 points: span recall@5 0.71 against FineChunk's 0.859: a 64-character chunk often cuts the
+  answer span or parts it from the words the question shares with its sentence, and five tiny
+  chunks carry half the text of five fine ones. Context relevance@1 0.6275 against 0.8057: the
+  metric is the share of the chunk's sentences that occur *exactly* among the gold paragraph's
+  sentences; 64 characters cut most sentences in pieces, and a piece never matches a whole
+  sentence, so even a chunk of the gold paragraph scores low — the metric's blind spot, not
+  more text off the topic.
+- 1 point: one of the two explained, or both numbers with a vague reason ("too small").
+- 0: the numbers only, or "smaller chunks are more relevant" against the measurement.
 """
 
 # %%

@@ -7,6 +7,17 @@ Cells are separated by `# %%` lines.
 Method: lead_doc.create_node_group('lead', parent='block', transform=lambda text:
 split_sentences(text)[:1]), then evaluate(kb, to_blocks('lead', doc=lead_doc)) and read recall@1
 and recall@5.
+
+Marking lead:
+- 2 points: lead 0.738 / 0.828 against the summary's 0.735 / 0.834: ahead by 3 questions at
+  k = 1, behind by 6 at k = 5 — differences of a few questions in opposite directions, untested:
+  about as good, so the cheaper stand-in (the first sentence, no model) does as well. Both are
+  far below the whole block (0.966 / 0.989): one or two sentences keep what a Wikipedia
+  paragraph is about (its lead names the topic; TextRank's central sentences too) but drop the
+  details a question asks about, so BM25 has few of the question's words to match.
+- 1 point: a verdict with the numbers but no reason for the gap to the block, or "the lead is
+  better" read off a difference of 3 questions.
+- 0: numbers only.
 """
 
 # %%

@@ -7,6 +7,29 @@ Cells are separated by `# %%` lines.
 Method: dot = Retriever(multi, 'paragraph', 'dot', topk=1, embed_keys=['sparse']) and chars =
 Retriever(cmrc, 'paragraph', 'bm25_char', topk=1); for each question q, compare
 dot(q.question)[0] with chars(q.question)[0]: same text? their .score values?
+
+Marking same-formula:
+- 2 points: the two agree on every question, first paragraph and score (share 1.0, largest gap
+  0 up to rounding): the same formula. BM25 is a sum over the query's terms of a weight that
+  depends on the term and the paragraph alone (idf and saturated term frequency); the sparse
+  embedder stores exactly those weights in the paragraph's vector and the query's term counts in
+  the query's vector, so their dot product is that sum. A sparse key is BM25 as an embedding: it
+  goes where embeddings go — a vector store, a second key beside a dense one on the same
+  document, fused with it.
+- 1 point: "the same formula" without what the two vectors hold, or the explanation without a
+  use.
+- 0: the numbers only, or "they are similar".
+
+Marking scales:
+- 2 points: the dot product is a BM25 score (mean first score about 79; it grows with the
+  query's terms and varies widely between questions), e5's cosine sits in a narrow band below 1
+  (about 0.8 to 0.96): a sum would be decided by the sparse key alone, and no fixed weight puts
+  the two on one scale for every query. Ranks are on one scale (Σ 1/(60 + rank)). What ranks
+  give up: by how much a paragraph leads — a clear winner and a near tie count the same — and an
+  equal vote cannot tell which key is right where they disagree (section 3: fusion's recall@1
+  between the two keys'); choosing among the fused candidates takes a reranker.
+- 1 point: one of the two halves.
+- 0: "the scores are different" with no consequence.
 """
 
 # %%

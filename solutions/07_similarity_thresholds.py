@@ -8,6 +8,17 @@ Method: sweep = cut_off_sweep(kb.questions, cosine_rankings, cut_offs) over the 
 the cell; among the rows whose recall@5 is at least 0.88, the one with the highest
 context_relevance@5 gives best_cut_off; cut_off_sweep(dev_kb.questions, dev_rankings["e5"],
 [best_cut_off]) gives its recall@5 and context_relevance@5 on dev.
+
+Marking trial-dev:
+- 2 points: the cut-off (0.877) was chosen because it looked best on trial (recall@5 0.881,
+  context relevance@5 0.792), so trial's numbers flatter it — the choice rides on trial's luck;
+  dev chose nothing, so its numbers are the report. On dev the rule holds with room (recall@5
+  about 0.954): dev's scores sit higher on e5's scale, so the same cut-off cuts fewer gold
+  paragraphs; the relevance is not what trial promised (about 0.755 against 0.792): the same
+  cut-off keeps more of dev's other paragraphs too. A cut-off is a point on one model's scale,
+  and where questions' scores fall on it differs between question sets.
+- 1 point: the principle without reading the dev numbers, or the numbers without the reasons.
+- 0: reports trial's numbers, or "dev is worse, so the cut-off is wrong".
 """
 
 # %%

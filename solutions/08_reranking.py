@@ -12,6 +12,30 @@ same on the held-out dev set (load_held_out_kb), once lexical and once with prep
 (all six signals); per_question(..., ks=(1,)) gives each question's recall@1, and
 compare_pair(full["recall@1"], lexical["recall@1"]) gives dev_gain (its difference) and dev_low
 (the lower end of its paired 95 % interval).
+
+Marking dense-signals:
+- 2 points: on trial the full reranker puts the gold paragraph first for 986 questions against
+  978 lexical only (8 of 1,000; paired +0.008, interval just above 0); on dev +0.032, interval
+  about +0.020 to +0.046 (31 won, 2 lost): the dense signals earn their place there. Section 4's
+  dev table: dev has more questions on which another paragraph shares the question's words as
+  much as the gold one (notebook 06), where the lexical signals go wrong (BM25 on characters
+  alone falls from 0.983 to 0.944) and meaning decides (the best-sentence signal is the best
+  single one on dev). Limit: trial and dev are different questions — no paired test compares the
+  two gains, so "four times as much" describes, it does not test.
+- 1 point: the numbers with the reason or with the limit, not both.
+- 0: numbers only, or concludes from the two gains as if tested.
+
+Marking score-cut-off:
+- 2 points: no, not without measuring: the score is the mean of the signals' z-scores within
+  the candidate pool — how far a candidate stands above the others of its pool — and the spread
+  of a mean depends on how many signals are averaged and how they move together, so a mean of
+  four lexical z-scores does not stand "2.0 above the pool" in the way a mean of six does. A
+  cut-off is a setting of one pipeline: choose it again on trial for the lexical reranker, with
+  the same written rule (the best context relevance@5 among the cut-offs keeping recall@5 at 0.99
+  or more), then read that one cut-off on dev. (Also right: the pools are the same size, so the
+  bound √(n − 1) does not change; the scale within it does.)
+- 1 point: "choose it again" without why, or why without how (or chosen on dev).
+- 0: keeps 2.0 because z-scores are standardised.
 """
 
 # %%

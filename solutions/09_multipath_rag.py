@@ -12,6 +12,28 @@ coverage 0); its coverage is term_coverage(q.question, best.text), and the rule 
 is >= the threshold. On trial, among the GRID values that answer at least MIN_KEPT of the
 answerable questions, chosen_coverage is the one that refuses the most; dev_kept and
 dev_refused are the two shares at chosen_coverage on dev's sample.
+
+Marking absolute-signal:
+- 2 points: the reranker's score is relative to its pool: it says which candidate stands out,
+  not whether any holds the answer, and an unrelated paragraph can stand out (section 7: the
+  colourless gas that shares 沸点). Term coverage is absolute — the share of the question's
+  content terms the text holds, comparable between questions — so a threshold on it can mean "the
+  knowledge base lacks this". Dropping the whole file: coarse chunks and the file's other
+  paragraphs carry the gold paragraph's text (a chunk spans paragraphs), so removing only the
+  paragraph leaves the answer in the candidates: the question would not be unanswerable, and
+  the refused share would be measured on wrong labels.
+- 1 point: one of the two.
+- 0: "coverage is more accurate", with no relative/absolute distinction.
+
+Marking promise-on-dev:
+- 2 points: chosen on trial, 0.6 (trial: kept 0.920, refused 0.840); on dev kept 0.911 — the
+  promise of at least 0.9 holds, narrowly — and refused 0.767, about 7 points below trial.
+  Trial's shares were read on the questions that chose the threshold, so they flatter it; dev
+  chose nothing. The gap is between two question sets (200 and 180 questions): no paired test
+  applies, and with so few questions each share is uncertain by several points, so it may be
+  chance or dev being harder; more dev questions (or an interval on each share) would tell.
+- 1 point: the numbers and a verdict without the reasons, or the reasons without the numbers.
+- 0: reports trial's shares, or runs a paired test across the two sets.
 """
 
 # %%

@@ -9,6 +9,30 @@ small_to_big(retriever, summaries); evaluate(kb, ...) and read recall@1. Then th
 held-out dev set (summary_document(dev)), and compare_pair(characters' per-question recall@1,
 evaluate(dev, 'bm25-summary-to-paragraph')'s) on dev: dev_gain is its difference, dev_low the
 lower end of its paired 95 % interval.
+
+Marking characters:
+- 2 points: through summaries, recall@1 0.787 with characters against 0.735 with words on
+  trial — about 5 points, against about 1 point on whole paragraphs (0.979 against 0.966). A
+  summary is two extractive sentences: few terms, and often not the detail the question asks
+  about (notebook 06: the answer is missing from most summaries), so every question word the
+  summary writes or cuts differently costs a larger share of the match; characters still match
+  part of such a word (任 for 担任, 占地 for 占地面积: notebook 06, section 5), a whole word
+  matches nothing.
+- 1 point: the numbers with a vague reason ("characters are finer"), or the reason without
+  comparing with whole paragraphs.
+- 0: numbers only.
+
+Marking dev-test:
+- 2 points: on dev characters − words is +0.066, paired 95 % interval about +0.046 to +0.087
+  (77 won, 18 lost): far from 0. Trial's whole-paragraph lead (0.979 against 0.966) is read on
+  the questions the course explored, and did not survive the report's correction for the number
+  of claims. The interval says how far the gain could be from chance; pairing uses that both rows
+  answered the same questions, so only the questions where they disagree count — much tighter
+  than two totals; dev: the row was built and looked at on trial, so trial's number is a
+  hypothesis, and dev, which chose nothing, confirms it. (Also right: a claim tested alone; in the
+  report's family it would be Holm-adjusted, and would still hold (p 7e-10 before it).)
+- 1 point: reads the interval right but says little about why it is stronger.
+- 0: compares two totals, or reads trial as the confirmation.
 """
 
 # %%

@@ -8,6 +8,31 @@ Method: for each max_wrong in MAX_WRONGS: result = cross_validate(trial_hard,
 trial_hard_signals, max_wrong=...); cost per question = COST_DECLINED where an answerable one is
 declined, COST_ANSWERED where an unanswerable one is not; choose the max_wrong with the lowest
 mean cost on trial, then compute that one's mean cost on dev_hard.
+
+Marking max-wrong:
+- 2 points: max_wrong is the chance that a new answerable question is declined: the threshold is
+  the k-th lowest score of the answerable calibration questions, k = ⌊max_wrong · (n + 1)⌋, so a
+  new one falls below it with chance at most k / (n + 1) (on average over new questions).
+  Larger: a higher threshold — more unanswerable questions declined (fewer made-up answers),
+  more answerable ones declined; smaller: the reverse. Hard tiers: a removed paragraph's questions
+  copy words no remaining paragraph holds, so almost any setting declines them (98 %) and the
+  cost hardly depends on max_wrong; real traffic asks about topics the knowledge base knows, for
+  facts it lacks — the topic-present and swapped tiers — where the detector errs and the setting
+  matters.
+- 1 point: one of the two halves.
+- 0: "max_wrong is the error rate" with no direction, or no reason for the tiers.
+
+Marking cost-choice:
+- 2 points: no: 0.1 (mean cost on trial 0.097 against 0.144 at 0.05); on dev 0.132 against 0.05's
+  0.170 — lower on dev too, but both read on the same dev questions, so the difference needs a
+  paired test of the two per-question costs before it counts (and one that keeps a paragraph's
+  questions together, since they move together). The best setting depends on the cost ratio
+  (3 : 1) and on the share of unanswerable questions among those asked — here an artefact of how
+  the tiers were built (one swap per answerable question with a swappable subject): with fewer
+  unanswerable questions in real traffic, a smaller max_wrong would cost less. Measure that share
+  on the help desk's own traffic first.
+- 1 point: the numbers with one of the two caveats.
+- 0: switches to 0.1 because its dev cost is lower, with no caveat.
 """
 
 # %%

@@ -7,6 +7,28 @@ Cells are separated by `# %%` lines.
 Method: evaluate both pipelines on load_held_out_kb(); take their per-question 'mrr@5'
 columns; paired_difference(hybrid, e5, clusters=[q.paragraph for q in dev.questions])
 gives the interval's low and high.
+
+Marking clusters:
+- 2 points: the difference is +0.0087; resampling paragraphs gives about −0.0007 to +0.019,
+  which contains 0 (not detectable); resampling questions gives about +0.0012 to +0.0167, which
+  excludes it. A paragraph's questions (about 3.5 on dev) share its difficulty — a paragraph one
+  pipeline misreads costs it all of them — so the 898 questions are not 898 independent draws:
+  resampling them one by one understates the variation; resampling the 256 paragraphs keeps
+  them together, so the interval is wider, and honest. Report the paragraph one.
+- 1 point: the right choice with a vague reason ("more conservative"), or the reason without the
+  choice.
+- 0: reports the question one because it excludes 0.
+
+Marking not-detectable:
+- 2 points: may write: no detectable difference in MRR@5 on dev — these questions could not
+  tell; the estimate leans to the hybrid (+0.0087) and the interval allows anything from a tiny
+  loss to about +0.02. May not write: "no difference", nor "the hybrid is better". To settle it:
+  more questions on more paragraphs (new paragraphs add independent evidence; more questions on
+  the same paragraphs add little), with the test fixed in advance — enough for the power a
+  difference this small needs (section 3: a point takes thousands of questions) — not another
+  look at trial, nor a switch to the narrower interval.
+- 1 point: "not significant" read as "no difference", or what to do without what it means.
+- 0: claims the hybrid is ahead.
 """
 
 # %%

@@ -1,6 +1,8 @@
 """The classroom flow, with the real nbgrader: generate the course, release it, let three
 students fetch and submit, collect, autograde, write feedback — and the grades and hints are
-what a teacher would expect. Also: what the release holds, and its check without solutions/.
+what a teacher would expect; the written answers wait for the teacher, whose hand grades (set
+as formgrader sets them) the export then counts. Also: what the release holds, and its check
+without solutions/.
 
 The whole flow runs three assignments × three simulated students (about 2 minutes on 2
 cores: nbgrader executes each submitted notebook in full). Its commands run nbgrader's own
@@ -33,6 +35,7 @@ from course_lib.lab.classroom import (
     build_classroom,
     solution_cells,
 )
+from course_lib.lab.written_answers import marking_schemes, waiting_for_hand_grading
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,8 +72,36 @@ STUDENTS = ("ada", "ben", "cy")  # solution, untouched, wrong
 
 def _answer_cell(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     (cell,) = [c for c in notebook.cells
-               if c.metadata.get("nbgrader", {}).get("solution")]
+               if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
     return cell
+
+
+def _written_cells(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The answer cells of the written questions (markdown, graded by hand)."""
+    return [c for c in notebook.cells
+            if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def _hand_grades(course: Path, name: str, student: str) -> dict[str, tuple]:
+    """{written answer's id: (auto score, hand score, waits for the teacher)} in the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(name, name, student)
+        return {grade.name: (grade.auto_score, grade.manual_score, grade.needs_manual_grade)
+                for grade in notebook.grades if grade.name.startswith("written-")}
+
+
+def _grade_by_hand(course: Path, name: str, student: str, scores: dict[str, float]) -> None:
+    """What formgrader's Manual Grading does when the teacher types a score: set the hand
+    score, and the answer no longer waits."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for grade_id, score in scores.items():
+            grade = gradebook.find_grade(grade_id, name, name, student)
+            grade.manual_score, grade.needs_manual_grade = score, False
+        gradebook.db.commit()
 
 
 def _solution_code(exercise: str) -> str:
@@ -89,12 +120,44 @@ def test_each_assignment_marks_its_cells_and_its_solution_sets_every_answer(exer
     assigned = {node.id for node in ast.walk(ast.parse(_solution_code(exercise)))
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     assert set(names) <= assigned, f"{exercise}: the first solution cell sets no {names}"
-    (graded,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    (graded,) = [c for c in notebook.cells
+                 if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
     marks = graded.metadata["nbgrader"]
     assert marks["locked"] and marks["points"] == len(names)
     # No expected value in any notebook: the grade is computed outside it.
     assert "HIDDEN TESTS" not in graded.source and "score(" not in graded.source
     assert not any("solutions/" in c.source for c in notebook.cells if c.cell_type == "markdown")
+    # Then the written questions, each a read-only question and an answer graded by hand,
+    # which in source/ holds the marking scheme from the worked solution.
+    items = exercises.EXERCISES[exercise].written
+    assert items, f"{exercise}: no written question"
+    after = notebook.cells[notebook.cells.index(graded) + 1:][:2 * len(items)]
+    schemes = marking_schemes(exercises.solution_file(exercise))
+    for item, question, answer in zip(items, after[::2], after[1::2], strict=True):
+        assert question.cell_type == answer.cell_type == "markdown"
+        assert item.question in question.source and f"({item.points} points" in question.source
+        assert question.metadata["nbgrader"] == {
+            "grade": False, "grade_id": f"written-{exercise}-{item.name}-question",
+            "locked": True, "schema_version": 3, "solution": False, "task": False}
+        assert answer.metadata["nbgrader"] == {
+            "grade": True, "grade_id": f"written-{exercise}-{item.name}", "locked": False,
+            "points": item.points, "schema_version": 3, "solution": True, "task": False}
+        assert schemes[item.name] in answer.source and "- 2 points:" in answer.source
+    assert set(schemes) == {item.name for item in items}
+    total = len(names) + sum(item.points for item in items)
+    note = next(c.source for c in notebook.cells if "*(Graded:" in c.source)
+    assert f"*(Graded: {len(names)} points, one per answer, and " \
+           f"{total - len(names)} points for the" in note
+
+
+def test_the_marking_schemes_stay_out_of_the_library():
+    """The schemes are the teacher's, like the answers: in solutions/, not in course_lib/."""
+    library = " ".join(" ".join(path.read_text(encoding="utf-8").split())
+                       for path in (ROOT / "course_lib").rglob("*.py"))
+    for exercise in GRADED:
+        for name, scheme in marking_schemes(exercises.solution_file(exercise)).items():
+            first = " ".join(scheme.split())[:60]
+            assert first not in library, f"{exercise} {name}: its marking scheme is in course_lib"
 
 
 def test_the_release_checks_answers_without_the_solutions(tmp_path, monkeypatch):
@@ -189,8 +252,18 @@ def test_the_whole_flow_with_nbgrader(tmp_path, monkeypatch):
             answer = _answer_cell(notebook)
             if student == "ada":
                 answer.source += "\n" + worked[name]
+                (written,) = _written_cells(notebook)
+                if name.startswith("04"):  # ...and asks for the written points automatically
+                    written.cell_type, written.source = "code", "print(2)"
+                    written.outputs, written.execution_count = [], None
+                    written.metadata["nbgrader"].update(solution=False, points=100)
+                else:
+                    written.source = f"ada on {name}: because the chunks are cut mid-sentence"
             elif student == "cy":
                 answer.source += "\n" + WRONG_METHODS[name[:2]][0]
+                if name.startswith("05"):  # ...and deletes the written question and answer
+                    notebook.cells = [c for c in notebook.cells if "written-" not in
+                                      c.metadata.get("nbgrader", {}).get("grade_id", "")]
             nbformat.write(notebook, path)
             _in_process(["submit", name, *exchange, *cache], cwd=home)
     for name in names:
@@ -201,9 +274,23 @@ def test_the_whole_flow_with_nbgrader(tmp_path, monkeypatch):
     for name in names:
         exercise = name[:2]
         points = float(len(exercises.EXERCISES[exercise].answers))
-        assert grades[(name, "ada")] == (points, points), name
-        assert grades[(name, "ben")] == (0.0, points), name
-        assert grades[(name, "cy")][0] < points, name
+        (item,) = exercises.EXERCISES[exercise].written
+        written_id, most = f"written-{exercise}-{item.name}", points + item.points
+        # The check's points only: the written answers wait for the teacher (ada's, the one
+        # made into a code cell worth 100 too), an untouched or deleted one scores 0.
+        assert grades[(name, "ada")] == (points, most), name
+        assert grades[(name, "ben")] == (0.0, most), name
+        assert grades[(name, "cy")][0] < points and grades[(name, "cy")][1] == most, name
+        assert _hand_grades(course, name, "ada") == {written_id: (None, None, True)}, name
+        for student in ("ben", "cy"):
+            assert _hand_grades(course, name, student) == {written_id: (0.0, None, False)}, name
+        assert waiting_for_hand_grading(course, name) == ["ada"], name
+        autograded = nbformat.read(course / "autograded" / "ada" / name / f"{name}.ipynb",
+                                   as_version=4)
+        (written,) = _written_cells(autograded)  # a markdown answer again, worth its points
+        assert written.metadata["nbgrader"]["points"] == item.points and "outputs" not in written
+        html = (course / "feedback" / "ada" / name / f"{name}.html").read_text(encoding="utf-8")
+        assert ("print(2)" if exercise == "04" else f"ada on {name}: because") in html, name
         feedback = (course / "feedback" / "cy" / name / f"{name}.html").read_text(
             encoding="utf-8")
         assert WRONG_METHODS[exercise][1] in feedback, f"{name}: the hint is not in the feedback"
@@ -212,7 +299,19 @@ def test_the_whole_flow_with_nbgrader(tmp_path, monkeypatch):
             html = (course / "feedback" / student / name / f"{name}.html").read_text(
                 encoding="utf-8")
             assert "HIDDEN TESTS" not in html and not re.search(r"score\(&#39;|score\('", html)
-    print({key: value[0] for key, value in sorted(grades.items())})
+    # The teacher grades ada's written answers by hand, as formgrader does; the export counts
+    # them (`make grade` exports the same way: test_eight_hand_ins_... runs it again).
+    hand = {"03": 2.0, "04": 0.0, "05": 1.5}
+    for name in names:
+        (item,) = exercises.EXERCISES[name[:2]].written
+        _grade_by_hand(course, name, "ada", {f"written-{name[:2]}-{item.name}": hand[name[:2]]})
+        assert waiting_for_hand_grading(course, name) == [], name
+    graded = _grades(course)
+    for name in names:
+        points = float(len(exercises.EXERCISES[name[:2]].answers))
+        assert graded[(name, "ada")] == (points + hand[name[:2]], grades[(name, "ada")][1]), name
+        assert graded[(name, "ben")] == grades[(name, "ben")], name
+    print({key: value[0] for key, value in sorted(graded.items())})
 
 
 def test_a_release_without_a_self_check_checks_nothing(tmp_path, monkeypatch):
@@ -249,13 +348,13 @@ def test_building_again_keeps_what_it_did_not_write(tmp_path, monkeypatch):
     monkeypatch.setattr(exercises, "_MISTAKES", {"01": {"slip": {"recall_10": 0.5}}})
     monkeypatch.setattr(exercises, "forget_solution", lambda exercise: None)
     course = tmp_path / "course"
-    build_classroom(course, ["01"], release=False)
+    build_classroom(course, ["01"], release=False, self_check=True)  # (default: none for 01)
     config = course / "nbgrader_config.py"
     assert config.read_text().startswith("# Written by")
     config.write_text("c = get_config()  # the teacher's own\n")
     (course / "submitted").mkdir()
     (course / "submitted" / "work.ipynb").write_text("{}")
-    build_classroom(course, ["01"], release=False)
+    build_classroom(course, ["01"], release=False, self_check=True)
     assert config.read_text() == "c = get_config()  # the teacher's own\n"
     assert (course / "submitted" / "work.ipynb").read_text() == "{}"
     key = HashedKey.read(course / "source" / "01_evaluating_retrieval" /
@@ -302,7 +401,10 @@ def test_eight_hand_ins_to_07_only_the_work_earns_marks(tmp_path, monkeypatch):
     """`make grade`'s function on eight submissions through nbgrader's exchange: the worked
     solution earns every point, the untouched release and each trick none; no feedback holds
     the grading key's values beyond what the untouched notebook prints, and the reader saw
-    none of the course's files."""
+    none of the course's files. Three tricks also change the written answer's cell (made an
+    autograded code cell worth 100, deleted, marks without an id on a cell of their own): no
+    point from it, and autograde still runs. After the teacher grades the written answers by
+    hand, `make grade` again writes the feedback and grades.csv with them."""
     from course_lib.lab.classroom import grade_assignment
 
     course = tmp_path / "course"
@@ -326,12 +428,31 @@ def test_eight_hand_ins_to_07_only_the_work_earns_marks(tmp_path, monkeypatch):
         path = home / name / f"{name}.ipynb"
         notebook = nbformat.read(path, as_version=4)
         _answer_cell(notebook).source += "\n" + code
+        (written,) = _written_cells(notebook)
+        if student == "worked":
+            written.source = "WORKED-WROTE: chosen on trial, so trial's numbers flatter it."
+        elif student == "patched":  # the written answer made an autograded cell worth 100
+            written.cell_type, written.source = "code", "print(100)"
+            written.outputs, written.execution_count = [], None
+            written.metadata["nbgrader"].update(solution=False, points=100)
+        elif student == "history":  # the written question and answer deleted
+            notebook.cells = [c for c in notebook.cells if "written-" not in
+                              c.metadata.get("nbgrader", {}).get("grade_id", "")]
+        elif student == "silenced":  # marks without an id, on a cell of its own
+            notebook.cells.append(nbformat.v4.new_markdown_cell(
+                "mine", metadata={"nbgrader": {"grade": True, "solution": True, "points": 9}}))
         nbformat.write(notebook, path)
         _in_process(["submit", name, *exchange, *cache], cwd=home)
     grades_csv = grade_assignment(course, name)
     with open(grades_csv, newline="", encoding="utf-8") as rows:
-        grades = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(rows)}
+        rows = list(csv.DictReader(rows))
+    grades = {row["student_id"]: float(row["raw_score"]) for row in rows}
     assert grades == {"worked": 3.0, **dict.fromkeys(list(hand_ins)[1:], 0.0)}, grades
+    assert {float(row["max_score"]) for row in rows} == {5.0}  # 3 checked, 2 written
+    assert waiting_for_hand_grading(course, name) == ["patched", "worked"]
+    written_id = "written-07-trial-dev"
+    assert _hand_grades(course, name, "history") == {written_id: (0.0, None, False)}
+    assert _hand_grades(course, name, "patched") == {written_id: (None, None, True)}
     feedback = {student: (course / "feedback" / student / name / f"{name}.html").read_text(
         encoding="utf-8") for student in hand_ins}
     values = [str(value) for value in key.expected.values()]
@@ -344,6 +465,22 @@ def test_eight_hand_ins_to_07_only_the_work_earns_marks(tmp_path, monkeypatch):
     assert "blocked" in feedback["reader"] and "no key here" in feedback["reader"]
     assert not re.search(r"read [^ ]*(grading|gradebook|source|\.git)", feedback["reader"])
     assert "not a number, string or list" in feedback["always-equal"]
+    assert "WORKED-WROTE" in feedback["worked"] and "Score: 3.0 / 5.0" in feedback["worked"]
+    # The teacher grades the written answers by hand (what formgrader does), with a comment,
+    # and runs `make grade` again: nothing runs again; the feedback and grades.csv count them.
+    _grade_by_hand(course, name, "worked", {written_id: 2.0})
+    _grade_by_hand(course, name, "patched", {written_id: 0.0})
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        gradebook.find_comment(written_id, name, name, "worked").manual_comment = "HAND-COMMENT"
+        gradebook.db.commit()
+    assert waiting_for_hand_grading(course, name) == []
+    with open(grade_assignment(course, name), newline="", encoding="utf-8") as rows:
+        grades = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(rows)}
+    assert grades == {"worked": 5.0, **dict.fromkeys(list(hand_ins)[1:], 0.0)}, grades
+    html = (course / "feedback" / "worked" / name / f"{name}.html").read_text(encoding="utf-8")
+    assert "Score: 5.0 / 5.0" in html and "HAND-COMMENT" in html
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making folders another user owns needs root")

@@ -1,6 +1,8 @@
 """The measured tables of docs/teaching.md: each lab's time, memory and CPU, and how many
 students a server holds — computed from ``benchmarks/notebook_resources.json`` (written by
-``make bench``) and the lab times in the README's notebook table.
+``make bench``) and the lab times in the README's notebook table; and how many answers each
+lab's self-check lets a learner try, with the brute force timed — from
+``benchmarks/answer_space.json`` (written by ``make answer-space``).
 
     python tools/teaching_tables.py          # print the tables docs/teaching.md holds
     python tools/teaching_tables.py --write  # put them into docs/teaching.md
@@ -32,6 +34,9 @@ HEADROOM = 0.10  # of the RAM, for the system
 PATIENCE_S = 120  # a Run All, all students at once, should finish within 2 minutes
 SERVERS = ((16, 64), (32, 128), (64, 256))  # (cores, GB) of the servers sized
 BEGIN, END = "<!-- measured: begin -->", "<!-- measured: end -->"
+ANSWER_SPACE = ROOT / "benchmarks" / "answer_space.json"
+SPACE = ("<!-- answer space: begin -->", "<!-- answer space: end -->")
+SPACE_SUMMARY = ("<!-- answer space summary: begin -->", "<!-- answer space summary: end -->")
 
 
 def lab_times() -> dict[str, str]:
@@ -81,16 +86,64 @@ def block() -> str:
     return f"{BEGIN}\n{tables()}\n{END}"
 
 
+def answer_space_table() -> str:
+    """Each lab's answer space and brute force, as ``make answer-space`` measured them."""
+    from course_lib.lab.answer_space import duration
+
+    data = json.loads(ANSWER_SPACE.read_text(encoding="utf-8"))
+    lines = ["| lab | each answer: the smallest family that holds it (candidates) | joint "
+             "space | tries/s, one core | brute force, one core | release for grading |",
+             "|---|---|---|---|---|---|"]
+    for exercise, row in data["exercises"].items():
+        families = "; ".join(f"`{a['name']}`: {a['family']} ({a['size']:,})"
+                             for a in row["answers"])
+        found = (f"found in {duration(row['seconds'])} (measured)" if row["measured"] else
+                 f"{duration(row['seconds'])} on average, {duration(row['whole_s'])} for all "
+                 f"(estimated)")
+        lines.append(f"| {exercise} | {families} | {row['joint']:,} | {row['tries_per_s']:.0f} "
+                     f"| {found} | {'self-check' if row['self_check'] else 'no self-check'} |")
+    return "\n".join(lines)
+
+
+def answer_space_summary() -> str:
+    """Section 3's sentences: what the table says, in numbers."""
+    from course_lib.lab.answer_space import duration
+
+    data = json.loads(ANSWER_SPACE.read_text(encoding="utf-8"))
+    rows = sorted(data["exercises"].items(), key=lambda item: item[1]["whole_s"])
+    kept = sorted(exercise for exercise, row in rows if row["self_check"])
+    return ("Measured (section 1's table), one core tries every answer tuple of "
+            + ", ".join(f"{exercise} in {duration(row['whole_s'])}" for exercise, row in rows)
+            + "; more cores divide these times, a GPU far more. By default a release for "
+            f"grading has a self-check only where one core needs more than "
+            f"{duration(data['threshold_s'])}: {', '.join(kept) or 'none'}.")
+
+
+def blocks() -> list[tuple[str, str, str]]:
+    """(begin marker, end marker, text) of every generated part of the guide."""
+    return [(BEGIN, END, tables()), (*SPACE, answer_space_table()),
+            (*SPACE_SUMMARY, answer_space_summary())]
+
+
 GUIDE = ROOT / "docs" / "teaching.md"
 
 
+def updated(text: str) -> str:
+    """``text`` with today's text between each pair of markers, indented as its first marker
+    is (a part inside a list item stays in it)."""
+    for begin, end, body in blocks():
+        start, stop = text.index(begin), text.index(end) + len(end)
+        indent = text[text.rindex("\n", 0, start) + 1:start]
+        lines = [begin, *body.splitlines(), end]
+        text = text[:start] + f"\n{indent}".join(lines) + text[stop:]
+    return text
+
+
 def write() -> None:
-    """Replace what stands between the guide's markers with today's tables."""
+    """Replace what stands between each pair of the guide's markers with today's text."""
     from course_lib.store.safe_folder import write_text_atomically
 
-    text = GUIDE.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    write_text_atomically(GUIDE, text[:start] + block() + text[end:])
+    write_text_atomically(GUIDE, updated(GUIDE.read_text(encoding="utf-8")))
 
 
 if __name__ == "__main__":
@@ -99,4 +152,4 @@ if __name__ == "__main__":
     if "--write" in sys.argv[1:]:
         write()
     else:
-        print(tables())
+        print("\n\n".join(body for _, _, body in blocks()))

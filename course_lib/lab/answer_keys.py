@@ -26,9 +26,10 @@ buys and what it does not:
   real values (:mod:`course_lib.lab.grading`);
 * it cannot say *which* answer is wrong, only that they do not all match.
 
-Where even that oracle is too much (an exam), a release can carry :func:`no_self_check`
-instead: a key file with no answers, and the check only says that the answers are graded
-after submission.
+Where even that oracle is too much, a release carries :func:`no_self_check` instead: a key
+file with no answers, and the check only says that the answers are graded after submission.
+A classroom's releases do so by default wherever a brute force would find the answers
+(:mod:`course_lib.lab.answer_space` counts and times it), and for an exam everywhere.
 
 >>> key = SolutionKey("99", {"share": 0.25, "count": 3},
 ...                   {"You counted pairs, not questions.": {"count": 6}}, tolerance=1e-3)

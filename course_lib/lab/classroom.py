@@ -8,7 +8,8 @@ feedback; this module only turns the course into its input::
                                               and how autograde runs (in the sandbox)
     classroom/source/07_similarity_thresholds/
         07_similarity_thresholds.ipynb        the notebook, with nbgrader's cell marks
-        07_similarity_thresholds.check.json   the release's self-check: salted hashes only
+        07_similarity_thresholds.check.json   the release's self-check: salted hashes only,
+                                              or none where its answers are few (below)
     classroom/grading/07_similarity_thresholds.json
                                               the grading key: the answers (teacher-only, 0600)
 
@@ -22,10 +23,16 @@ and runs ``nbgrader generate_assignment`` on each, which writes the student copi
 * **the check cell** becomes a read-only *autograder* cell worth one point per answer. In
   the student's copy it runs the learner's ``check(...)`` against the hashed self-check
   beside it (see :mod:`course_lib.lab.answer_keys` for what hashing protects and what it
-  does not), so it works **without** ``solutions/``. When nbgrader autogrades, the
+  does not), so it works **without** ``solutions/`` — where a brute force would not find
+  the answers (:mod:`course_lib.lab.answer_space`); elsewhere it says that they are graded
+  after submission, unless asked otherwise (:func:`build_classroom`). When nbgrader autogrades, the
   notebook runs in a sandbox and the grade is computed outside it
   (:mod:`course_lib.lab.grading`): no expected value is in any notebook, kernel or
-  feedback.
+  feedback;
+* **the written answers** (:mod:`course_lib.lab.written_answers`) follow the check: for
+  each question the exercise asks in words, a read-only question cell and a manually graded
+  answer cell (2 points; in ``source/`` it holds the teacher's marking scheme, which the
+  release replaces with "YOUR ANSWER HERE"), graded by hand in nbgrader's formgrader.
 
 What it does not do: it deletes nothing. It writes only its own files (the three above per
 assignment, and ``nbgrader_config.py`` when that is absent or still the one it wrote),
@@ -54,6 +61,8 @@ from .._support.places import COURSE_ROOT
 from ..store.safe_folder import write_text_atomically
 from . import exercises
 from .answer_keys import KEY_SUFFIX, SolutionKey, no_self_check
+from .answer_space import hash_rate, release_check
+from .written_answers import waiting_for_hand_grading, written_cells, written_note
 
 # Notebook 00 is set-up (the teacher's `make data` does it for a server): not graded.
 GRADED = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13")
@@ -132,9 +141,10 @@ def assignment_notebook(exercise: str) -> nbformat.NotebookNode:
                                         points=points))
         elif cell.cell_type == "markdown":
             cell.source = SOLUTION_NOTE.sub(
-                f"*(Graded: {points} points, one per answer. The check below says whether "
-                f"your answers are right and gives hints; the grade is computed after you "
-                f"submit.)*", cell.source)
+                f"*(Graded: {points} points, one per answer{written_note(exercise)}. The check "
+                f"below says whether your answers are right and gives hints; the grade is "
+                f"computed after you submit.)*", cell.source)
+    notebook.cells[checks[0] + 1:checks[0] + 1] = written_cells(exercise)
     notebook.metadata = {k: v for k, v in notebook.metadata.items()
                          if k in ("kernelspec", "language_info")}
     return notebook
@@ -148,10 +158,11 @@ def nbgrader_config(exchange: Path, grading: Path, cell_timeout: int = 600,
     return f'''{CONFIG_MARK}; it rewrites this file
 # while this line is here. Delete the line to keep your own edits.
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
-                                    IgnorePattern, LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
+                                    DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
+                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from course_lib.lab.grading import SandboxedGrading
+from course_lib.lab.grading import RestoreCellMarks, SandboxedGrading
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.course_id = {COURSE_ID!r}
@@ -160,7 +171,11 @@ c.Exchange.root = {str(exchange)!r}
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE"}}
 # Autograde runs each notebook in a sandbox and grades what it exports in nbgrader's own
 # process, against the keys in grading/ (course_lib.lab.grading), instead of nbgrader's
-# Execute: the student's code never runs where the grade is decided.
+# Execute: the student's code never runs where the grade is decided. Before that, each
+# submitted cell gets back the nbgrader marks the teacher gave it (a changed mark would stop
+# autograde for the whole class, or make a cell graded that was not).
+c.Autograde.sanitize_preprocessors = [ClearOutput, RestoreCellMarks, DeduplicateIds,
+                                      OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
 c.Autograde.autograde_preprocessors = [SandboxedGrading, IgnorePattern,
                                        ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
                                        AssignLatePenalties, CheckCellMetadata]
@@ -191,14 +206,16 @@ def nbgrader(arguments: Sequence[str], cwd: Path, **environment: str) -> str:
 
 
 def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: bool = True,
-                    exchange: Path | None = None, self_check: bool = True) -> list[str]:
+                    exchange: Path | None = None, self_check: bool | None = None) -> list[str]:
     """Write the nbgrader course for ``exercises_`` into ``out`` (see the module docstring);
     with ``release``, run ``nbgrader generate_assignment`` on each. Returns the assignments.
 
     ``exchange``: the folder submissions go through (default ``out/exchange``, for one
-    machine; on a shared server a folder every user can write). ``self_check=False``: the
-    release's checks say that the answers are graded after submission and check nothing
-    (for an exam: any working offline check can be queried until it says ✓).
+    machine; on a shared server a folder every user can write). A release without a
+    self-check says that the answers are graded after submission and checks nothing (any
+    working offline check can be queried until it says ✓): by default (``self_check=None``)
+    those whose answer space one core searches within the threshold of
+    :mod:`course_lib.lab.answer_space`, at the rate measured here; ``True``/``False``: all.
     Each worked solution and its wrong methods run once (minutes for all thirteen).
     """
     unknown = sorted(set(exercises_) - set(exercises.EXERCISES))
@@ -217,8 +234,10 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
     if not exchange.exists():  # nbgrader wants every user able to write it
         exchange.mkdir(parents=True)
         exchange.chmod(0o777)
-    names = []
+    names, rate = [], hash_rate() if self_check is None else 0.0
     for exercise in exercises_:
+        checks, why = release_check(exercise, rate) if self_check is None else \
+            (self_check, "asked for every assignment")
         key = SolutionKey(exercise, exercises.expected_answers(exercise),
                           exercises.known_mistakes(exercise),
                           exercises.EXERCISES[exercise].tolerance)
@@ -228,13 +247,14 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
         folder.mkdir(parents=True, exist_ok=True)
         write_text_atomically(folder / f"{name}.ipynb", nbformat.writes(notebook) + "\n")
         write_text_atomically(folder / f"{name}{KEY_SUFFIX}", key.hashed().to_json()
-                              if self_check else no_self_check(exercise, key.names))
+                              if checks else no_self_check(exercise, key.names))
         write_text_atomically(grading / f"{name}.json", key.to_json())
         (grading / f"{name}.json").chmod(0o600)
         exercises.forget_solution(exercise)  # a solution's data can be large: one at a time
         names.append(name)
         print(f"source/{name}: {len(key.names)} points, {len(key.mistakes)} known wrong "
-              f"methods", flush=True)
+              f"methods; its release {'checks' if checks else 'does not check'} answers: "
+              f"{why}", flush=True)
     if release:
         for name in names:
             nbgrader(["generate_assignment", name, "--force", "--log-level=WARN"], cwd=out)
@@ -247,7 +267,10 @@ def grade_assignment(course: Path, name: str) -> Path:
     collect the submissions waiting in the exchange, autograde every submission of ``name``
     in ``course/submitted/`` (in the sandbox, :mod:`course_lib.lab.grading`), write the
     feedback, and export every grade to ``course/grades.csv`` (nbgrader's export columns,
-    written atomically). Returns that file."""
+    written atomically). Returns that file. Run it again once the written answers are graded
+    by hand (formgrader): a submission already autograded is not run again, the feedback is
+    written anew with the hand grades, and ``grades.csv`` counts them (until then, 0); it
+    names the students whose written answers still wait."""
     if not (course / "source" / name).is_dir():
         raise FileNotFoundError(f"no assignment {name} in {course / 'source'}")
     inbound = _exchange(course) / COURSE_ID / "inbound"
@@ -262,11 +285,17 @@ def grade_assignment(course: Path, name: str) -> Path:
         raise FileNotFoundError(f"no submission of {name} in {course / 'submitted'} or the "
                                 f"exchange {inbound}")
     print(nbgrader(["autograde", name, "--log-level=WARN"], cwd=course), end="")
-    print(nbgrader(["generate_feedback", name, "--log-level=WARN"], cwd=course), end="")
+    # --force: feedback written before the hand grading is written again with it.
+    print(nbgrader(["generate_feedback", name, "--force", "--log-level=ERROR"], cwd=course),
+          end="")
     grades = course / "grades.csv"
     partial = course / f".grades.csv.{os.getpid()}"
     print(nbgrader(["export", f"--to={partial.name}", "--log-level=WARN"], cwd=course), end="")
     os.replace(partial, grades)
+    waiting = waiting_for_hand_grading(course, name)
+    if waiting:
+        print(f"written answers to grade by hand (formgrader, Manual Grading), then run this "
+              f"again — grades.csv counts them 0 until then: {', '.join(waiting)}")
     return grades
 
 

@@ -1,5 +1,5 @@
 """Command line: ``python -m course_lib {data,pipelines,evaluate,compare,reproduce,classroom,
-grade}``.
+grade,answer-space}``.
 
 * ``data [--embed]`` — fetch and verify CMRC 2018 trial and dev and DRCD test (SHA-256),
   print what each holds; ``--embed`` also fills the embedding cache (:func:`_embed_all`).
@@ -20,11 +20,16 @@ grade}``.
   (DRCD and CMRC, choose half → report half). ``--table`` (repeatable)
   prints only the tables named, without the held-out section.
 * ``classroom [--out DIR] [--exercise NN ...] [--no-release] [--exchange FOLDER]
-  [--no-self-check]`` — an nbgrader course folder
-  for a classroom lab (default ``classroom``; every graded exercise, 01–12), then nbgrader's
-  student release of each (:mod:`course_lib.lab.classroom`).
+  [--self-check {auto,on,off}]`` — an nbgrader course folder
+  for a classroom lab (default ``classroom``; every graded exercise, 01–13), then nbgrader's
+  student release of each (:mod:`course_lib.lab.classroom`); ``auto`` releases a self-check
+  only where brute force would not find the answers (``--no-self-check``: ``off``).
 * ``grade --assignment NN_name [--course DIR]`` — after the deadline: collect, autograde in
   a sandbox, feedback, and ``DIR/grades.csv`` (``make grade``; :mod:`course_lib.lab.grading`).
+* ``answer-space [--exercise NN ...] [--budget S] [--json OUT]`` — how many answer tuples each
+  exercise's self-check lets a learner try, and the brute force measured (for real within
+  ``--budget`` seconds, else estimated) on one core (``make answer-space``;
+  :mod:`course_lib.lab.answer_space`).
 
 The sub-command names and the JSON keys they write are an interface other tools
 read: keep them stable.
@@ -277,14 +282,19 @@ def _check_classroom(args: argparse.Namespace) -> Checked:
     exchange = Path(args.exchange) if args.exchange else None
     if exchange is not None and exchange.exists() and not exchange.is_dir():
         raise _BadArgument(f"--exchange {exchange} is a file; give a folder")
-    return {"out": out, "exercises": list(dict.fromkeys(chosen)), "exchange": exchange}
+    if args.no_self_check and args.self_check not in (None, "off"):
+        raise _BadArgument(f"--no-self-check and --self-check {args.self_check} contradict "
+                           "each other; give one of them")
+    mode = "off" if args.no_self_check else args.self_check or "auto"
+    return {"out": out, "exercises": list(dict.fromkeys(chosen)), "exchange": exchange,
+            "self_check": {"auto": None, "on": True, "off": False}[mode]}
 
 
 def _run_classroom(args: argparse.Namespace, checked: Checked) -> None:
     from .classroom import build_classroom
 
     names = build_classroom(checked["out"], checked["exercises"], release=not args.no_release,
-                            exchange=checked["exchange"], self_check=not args.no_self_check)
+                            exchange=checked["exchange"], self_check=checked["self_check"])
     print(f"{len(names)} assignment(s) in {checked['out']}/source"
           + ("" if args.no_release else f" and {checked['out']}/release")
           + ": see docs/teaching.md for the nbgrader commands that follow")
@@ -307,6 +317,48 @@ def _run_grade(args: argparse.Namespace, checked: Checked) -> None:
 
     grades = grade_assignment(checked["course"], args.assignment)
     print(f"grades of every assignment: {grades}; feedback in {checked['course']}/feedback")
+
+
+def _check_answer_space(args: argparse.Namespace) -> Checked:
+    from .classroom import GRADED
+
+    unknown = [name for name in args.exercise or [] if name not in GRADED]
+    if unknown:
+        raise _BadArgument(f"--exercise {unknown[0]}: not a graded exercise; choose from "
+                           f"{', '.join(GRADED)}")
+    if not args.budget > 0:
+        raise _BadArgument(f"--budget {args.budget}: give a number of seconds above 0")
+    return {"exercises": list(dict.fromkeys(args.exercise or GRADED)),
+            "json": _check_json_target(args.json)}
+
+
+def _run_answer_space(args: argparse.Namespace, checked: Checked) -> None:
+    """Each exercise's worked solution runs once; its answers go into a hashed key only."""
+    from . import answer_space as space_of
+    from . import exercises
+    from .answer_keys import SolutionKey
+
+    rows = {}
+    for exercise in checked["exercises"]:
+        expected, tolerance = exercises.expected_answers(exercise), \
+            exercises.EXERCISES[exercise].tolerance
+        exercises.forget_solution(exercise)
+        space = space_of.answer_space(exercise, expected, tolerance=tolerance)
+        found = space_of.brute_force(space, SolutionKey(exercise, expected, {}, tolerance)
+                                     .hashed(), args.budget)
+        keep, why = space_of.release_check(space, found["tries_per_s"])
+        rows[exercise] = {"answers": [{"name": a.name, "family": a.family,
+                                       "size": len(a.candidates)} for a in space.answers],
+                          "joint": space.joint, "tries_per_s": round(found["tries_per_s"], 1),
+                          "measured": found["measured"], "self_check": keep,
+                          **{k: float(f"{found[k]:.3g}") for k in ("seconds", "whole_s")}}
+        print(f"{exercise}: {why}; brute force "
+              + (f"found them in {space_of.duration(found['seconds'])}" if found["measured"]
+                 else f"estimated {space_of.duration(found['seconds'])} on average")
+              + f"; release for grading: {'self-check' if keep else 'no self-check'}",
+              flush=True)
+    _write_json({"iterations": space_of.ITERATIONS, "budget_s": args.budget,
+                 "threshold_s": space_of.THRESHOLD_S, "exercises": rows}, checked["json"])
 
 
 Check = Callable[[argparse.Namespace], Checked]
@@ -373,21 +425,33 @@ def build_parser() -> argparse.ArgumentParser:
                                 "nothing in it is deleted)")
     classroom.add_argument("--exercise", action="append", metavar="NN",
                            help="only this exercise's assignment (repeat for several; default: "
-                                "01-12)")
+                                "01-13)")
     classroom.add_argument("--no-release", action="store_true",
                            help="write source/ only; do not run nbgrader generate_assignment")
     classroom.add_argument("--exchange", metavar="FOLDER",
                            help="where submissions go (default: OUT/exchange; on a shared "
                                 "server a folder every user can write)")
+    classroom.add_argument("--self-check", choices=["auto", "on", "off"],
+                           help="auto (the default): a release checks answers only where a "
+                                "brute force would not find them (docs/teaching.md); on: "
+                                "every release; off: none (an exam: answers are graded after "
+                                "submission only)")
     classroom.add_argument("--no-self-check", action="store_true",
-                           help="the release's checks check nothing (an exam): answers are "
-                                "graded after submission only")
+                           help="the same as --self-check off")
     grade = command("grade", "collect, autograde (in a sandbox), feedback and grades.csv "
                     "for one assignment", _check_grade, _run_grade)
     grade.add_argument("--course", default="classroom",
                        help="the course folder `classroom` wrote (default: classroom)")
     grade.add_argument("--assignment", required=True, metavar="NN_name",
                        help="the assignment, e.g. 07_similarity_thresholds")
+    space = command("answer-space", "how many answers each self-check lets a learner try, "
+                    "and the brute force timed", _check_answer_space, _run_answer_space)
+    space.add_argument("--exercise", action="append", metavar="NN",
+                       help="only this exercise (repeat for several; default: 01-13)")
+    space.add_argument("--budget", type=float, default=600.0, metavar="SECONDS",
+                       help="search for real when the whole space takes at most this long at "
+                            "the measured rate, else estimate (default 600)")
+    space.add_argument("--json", help="also write the counts and times here (no answer)")
     return parser
 
 

@@ -23,7 +23,10 @@ whether the student computed an answer or guessed it (see :mod:`course_lib.lab.a
 on self-checks that can be searched).
 
 ``SandboxedGrading`` is the nbgrader preprocessor that does this in ``nbgrader autograde``
-(in place of nbgrader's ``Execute``); ``make grade ASSIGNMENT=NN_name`` runs it.
+(in place of nbgrader's ``Execute``); ``make grade ASSIGNMENT=NN_name`` runs it. Before it,
+``RestoreCellMarks`` puts back the nbgrader marks a submission changed, so that no edit of a
+cell's metadata can stop autograde or make a cell graded that the teacher did not mark. It
+writes nothing into written answers (markdown cells): those are graded by hand.
 
 >>> key = SolutionKey("99", {"share": 0.25}, {"You counted pairs.": {"share": 0.5}})
 >>> grade_answers(key, {"share": 0.5}, status=None)
@@ -225,6 +228,58 @@ class SandboxedGrading(NbGraderPreprocessor):
                 # The student's own outputs, for the feedback: data, never a grade.
                 cell.outputs = [nbformat.from_dict(output) for output in ran[i].get("outputs", [])
                                 if isinstance(output, dict)]
+        return nb, resources
+
+
+class RestoreCellMarks(NbGraderPreprocessor):
+    """Autograde's first check of a submission: every cell's nbgrader marks as the teacher
+    made them, from the gradebook.
+
+    nbgrader's ``OverwriteCells`` puts back a marked cell's type, lock, points and (when
+    locked) source, but not whether it is graded or an answer; a submission that changes
+    those — a written answer made "not a solution", marks copied onto another cell, marks
+    without an id — then fails nbgrader's metadata check, and that one failure stops
+    ``nbgrader autograde`` (and ``make grade``) for the whole class. Here a cell whose id the
+    gradebook knows gets the gradebook's marks for that id, any other cell none; a graded cell
+    the submission lacks (deleted) scores 0, as nbgrader scores a missing notebook, instead of
+    waiting for a hand grade with no cell to give it. Marks never earn points here: the
+    points of the check are :class:`SandboxedGrading`'s, and a written answer's the teacher's.
+    """
+
+    def preprocess(self, nb: nbformat.NotebookNode,
+                   resources: dict[str, Any]) -> tuple[nbformat.NotebookNode, dict[str, Any]]:
+        from nbgrader.api import Gradebook
+
+        ids = resources["nbgrader"]
+        with Gradebook(ids["db_url"]) as gradebook:
+            source = gradebook.find_notebook(ids["notebook"], ids["assignment"])
+            cells = {cell.name: cell for cell in source.source_cells}
+            points = {cell.name: cell.max_score
+                      for cell in [*source.grade_cells, *source.task_cells]}
+            answers = {cell.name for cell in source.solution_cells}
+            tasks = {cell.name for cell in source.task_cells}
+            present = set()
+            for cell in nb.cells:
+                marks = cell.metadata.get("nbgrader")
+                name = marks.get("grade_id") if isinstance(marks, dict) else None
+                if not isinstance(name, str) or name not in cells:
+                    cell.metadata.pop("nbgrader", None)
+                    continue
+                present.add(name)
+                restored = {"grade": name in points and name not in tasks,
+                            "grade_id": name, "locked": cells[name].locked,
+                            "schema_version": 3, "solution": name in answers,
+                            "task": name in tasks, "checksum": cells[name].checksum,
+                            "cell_type": cells[name].cell_type}
+                if name in points:
+                    restored["points"] = points[name]
+                cell.metadata["nbgrader"] = restored
+            for cell in source.grade_cells:
+                if cell.name not in present:
+                    grade = gradebook.find_grade(cell.name, ids["notebook"], ids["assignment"],
+                                                 ids["student"])
+                    grade.auto_score, grade.needs_manual_grade = 0.0, False
+            gradebook.db.commit()
         return nb, resources
 
 
