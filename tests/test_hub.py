@@ -90,8 +90,8 @@ def test_two_students_on_a_real_hub_work_submit_and_are_graded():
                 assert Path(path).exists(), f"{label}: {path} should exist for this check"
             out = student.run_code(PROBE.format(places=json.dumps(places)))
             seen = json.loads(out.split("PROBE", 1)[1])
-            for label in places:
-                assert seen[label] == "denied", f"{student.name} {seen[label]} {label}"
+            assert {label: seen[label] for label in places} == dict.fromkeys(places, "denied"), \
+                f"what {student.name} could read"
             own = homes[student.name] / ".cache" / "course_lib-private"
             assert seen["jieba_cache"] == str(own)
             assert seen["jieba_cache_mode"] == "0o700"
