@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ._support.http_json import MalformedReply, post_json, retry_wait
-from ._support.validation import check_int
+from ._support.http_json import MalformedReply, retrying
+from ._support.transports import deadline_transport, openai_try, post_json
+from ._support.validation import check_int, check_seconds
 from .embedding_base import (
     OFFLINE_HINT,
     Embedder,
@@ -28,17 +29,26 @@ class OpenAIEmbedder(Embedder):
     """Any OpenAI-compatible ``/v1/embeddings`` endpoint.
 
     Configured by arguments or the environment: ``COURSE_EMBED_BASE_URL``,
-    ``COURSE_EMBED_API_KEY``, ``COURSE_EMBED_MODEL``. Retries (at most ``max_retries``
-    more tries) follow the course's one policy, :mod:`course_lib._support.http_json`;
-    ``sleep`` does the waiting. Failures are that module's ``RemoteError`` family, naming
-    the endpoint; a reply without one vector per text is ``MalformedReply``.
+    ``COURSE_EMBED_API_KEY``, ``COURSE_EMBED_MODEL``. Each request follows the course's
+    one policy (:func:`course_lib._support.http_json.retrying`, as for every remote
+    client): at most ``retries`` more tries, each within ``timeout`` seconds (the whole
+    reply), all within ``deadline``; ``sleep`` does the waiting. Failures are that
+    module's ``RemoteError`` family, naming the endpoint; a reply without one vector per
+    text is ``MalformedReply``. (``max_retries=``, its old name, is refused: ``retries=``.)
     """
 
     def __init__(self, model: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, timeout: float = 30.0, max_retries: int = 2,
-                 batch_size: int = 64, sleep: Callable[[float], object] = time.sleep) -> None:
-        from openai import OpenAI
+                 api_key: str | None = None, timeout: float = 30.0, retries: int = 2,
+                 batch_size: int = 64, sleep: Callable[[float], object] = time.sleep, *,
+                 deadline: float = 120.0, **renamed: Any) -> None:
+        from openai import DefaultHttpx2Client, OpenAI
 
+        if "max_retries" in renamed:
+            raise TypeError("OpenAIEmbedder takes retries=, not max_retries=: the one name "
+                            "every remote client of the course uses")
+        if renamed:
+            raise TypeError(f"OpenAIEmbedder() got an unexpected keyword argument "
+                            f"{next(iter(renamed))!r}")
         model = model or os.environ.get("COURSE_EMBED_MODEL")
         base_url = base_url or os.environ.get("COURSE_EMBED_BASE_URL")
         api_key = api_key or os.environ.get("COURSE_EMBED_API_KEY") or "not-needed"
@@ -46,41 +56,28 @@ class OpenAIEmbedder(Embedder):
             raise EmbeddingModelUnavailable(
                 "OpenAIEmbedder needs model= and base_url= (or COURSE_EMBED_MODEL and "
                 f"COURSE_EMBED_BASE_URL). {OFFLINE_HINT}")
-        # max_retries=0: retrying is the course's policy (_create), not the client's.
-        self._client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
-                              max_retries=0)
-        self.base_url, self.sleep = base_url, sleep
-        self.retries = check_int(max_retries, "max_retries", low=0, high=10)
-        self.model, self.batch_size = model, batch_size
+        self.timeout = check_seconds(timeout, "timeout")
+        self.deadline = check_seconds(deadline, "deadline")
+        self.retries = check_int(retries, "retries", low=0, high=10)
+        self.batch_size = check_int(batch_size, "batch_size", low=1)
+        # max_retries=0: retrying is the course's one loop (http_json.retrying), not the client's.
+        transport = deadline_transport(base_url, "OpenAIEmbedder")
+        http_client = DefaultHttpx2Client(transport=transport, trust_env=False)
+        self._client = OpenAI(base_url=base_url, api_key=api_key, timeout=self.timeout,
+                              max_retries=0, http_client=http_client)
+        self.base_url, self.sleep, self.model = base_url, sleep, model
         self.name = f"openai:{model}"
         self.dim = 0  # known after the first call
 
     def _create(self, batch: list[str]) -> Any:
-        """The endpoint's reply for ``batch``, retried as the course's policy says."""
-        import openai
-
-        from ._support.transports import openai_failure, openai_malformed
-
+        """The endpoint's reply for ``batch``, tried as the course's policy says."""
         where = f"embedding endpoint {self.base_url} (model {self.model!r})"
-        asked = None
-        for retry in range(self.retries + 1):
-            if retry:
-                self.sleep(retry_wait(retry, asked))
-            try:
-                return self._client.embeddings.create(model=self.model, input=batch)
-            except openai.OpenAIError as error:
-                kind, retried, asked, failure = openai_failure(error)
-                if retried and retry < self.retries:
-                    continue
-                tries = f"{retry + 1} {'try' if retry == 0 else 'tries'}"
-                message = f"{where} failed after {tries}: {failure}: {error}"
-                if isinstance(error, openai.APIStatusError):
-                    raise kind(message, self.base_url, error.status_code) from error
-                raise kind(message, self.base_url) from error
-            except ValueError as error:  # not JSON, or the client's check of its shape
-                raise openai_malformed(error, where, self.base_url,
-                                       "a list of embeddings") from error
-        raise AssertionError("unreachable")  # the last try returns or raises
+        return retrying(
+            lambda clock: openai_try(lambda: self._client.embeddings.create(
+                model=self.model, input=batch), clock, where, self.base_url,
+                "a list of embeddings"),
+            where=where, endpoint=self.base_url, retries=self.retries, timeout=self.timeout,
+            deadline=self.deadline, who="OpenAIEmbedder", sleep=self.sleep)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         where = f"embedding endpoint {self.base_url}"
@@ -122,11 +119,11 @@ class HTTPEmbedder(Embedder):
       from the decoded JSON reply.
 
     The class does the rest: it POSTs each batch of ``batch_size`` texts to ``url``
-    (:func:`~course_lib._support.http_json.post_json`: a ``timeout`` per try, ``retries`` as
-    the course's one retry policy says — after HTTP 408/409/429/5xx, timeouts and lost
-    connections, none after another 4xx) and checks the reply — one vector per text, all
-    of one length, finite numbers. Every failure is a
-    :class:`~course_lib._support.http_json.RemoteError` (old name:
+    (:func:`~course_lib._support.transports.post_json`: a ``timeout`` per try and a
+    ``deadline`` per request, ``retries`` as the course's one retry policy says — after
+    HTTP 408/409/429/5xx, timeouts and lost connections, none after another 4xx) and
+    checks the reply — one vector per text, all of one length, finite numbers. Every
+    failure is a :class:`~course_lib._support.http_json.RemoteError` (old name:
     :data:`EmbeddingEndpointError`) that names the endpoint and what was wrong; its
     subclass says what: ``RemoteConnectionError``, ``RemoteTimeout``, ``RemoteHTTPError``,
     or ``MalformedReply`` for a reply that is not one vector per text. ``dim``
@@ -143,16 +140,16 @@ class HTTPEmbedder(Embedder):
 
     def __init__(self, url: str, model: str | None = None, api_key: str | None = None,
                  timeout: float = 30.0, retries: int = 2, batch_size: int = 32,
-                 sleep: Callable[[float], object] | None = None) -> None:
+                 sleep: Callable[[float], object] | None = None, *,
+                 deadline: float = 120.0) -> None:
         if not isinstance(url, str) or not re.match(r"https?://[^/\s]+", url):
             raise ValueError(f"url must be the endpoint's full http:// or https:// address, "
                              f"got {url!r}")
         if model is not None and not isinstance(model, str):
             raise TypeError(f"model must be a string or None, got {type(model).__name__}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
-                or not 0 < timeout <= 3600:
-            raise ValueError(f"timeout must be a number of seconds in (0, 3600], got {timeout!r}")
-        self.url, self.model, self.timeout = url, model, float(timeout)
+        self.url, self.model = url, model
+        self.timeout = check_seconds(timeout, "timeout")
+        self.deadline = check_seconds(deadline, "deadline")
         self.retries = check_int(retries, "retries", low=0, high=10)
         self.batch_size = check_int(batch_size, "batch_size", low=1)
         self.api_key, self.sleep = api_key, sleep or time.sleep
@@ -188,7 +185,8 @@ class HTTPEmbedder(Embedder):
             batch = texts[start:start + self.batch_size]
             body = self.request_body(batch, is_query)
             reply = post_json(self.url, body, what="embedding endpoint", headers=headers,
-                              timeout=self.timeout, retries=self.retries, sleep=self.sleep)
+                              timeout=self.timeout, deadline=self.deadline,
+                              retries=self.retries, who=type(self).__name__, sleep=self.sleep)
             try:
                 vectors = self.parse_vectors(reply)
             except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:

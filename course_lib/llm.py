@@ -25,22 +25,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import offline_llm
-from ._support.http_json import (
-    MalformedReply,
-    RemoteError,
-    RemoteHTTPError,
-    RemoteTimeout,
-    is_retried,
-    retry_wait,
-)
-from ._support.transports import (
-    Clock,
-    check_base_url,
-    deadline_transport,
-    openai_failure,
-    openai_malformed,
-)
-from ._support.validation import check_int, check_number, is_number
+from ._support.http_json import MalformedReply, RemoteError, retrying
+from ._support.transports import check_base_url, deadline_transport, openai_try
+from ._support.validation import check_int, check_number, check_seconds
 from .llm_parsing import (
     clean_reply,
     parse_judgement,
@@ -156,8 +143,6 @@ DEFAULT_TIMEOUT = 20.0
 """Seconds one try of :class:`OpenAIChat` may take: connecting, sending and the whole reply."""
 DEFAULT_DEADLINE = 30.0
 """Seconds one call of :meth:`OpenAIChat.chat` may take: every try and every wait between."""
-MAX_SECONDS = 3600.0
-"""The largest ``timeout`` or ``deadline`` accepted: an hour."""
 
 
 class OpenAIChat(ChatLLM):
@@ -173,15 +158,16 @@ class OpenAIChat(ChatLLM):
     the deadline holds: :mod:`course_lib._support.transports`. Proxies set in the
     environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) are used, under the same deadline.
 
-    **Retries** follow the course's one policy (:mod:`course_lib._support.http_json`, as
-    for every remote client): after HTTP 408, 409, 429 or 5xx, a timeout or a lost
-    connection, wait and try again, at most ``retries`` more times; the wait is what the
-    server asks for (at most 60 s), else 0.5 s doubling up to 8 s, minus up to 25 %
-    jitter. Any other 4xx, such as a bad key, fails at once. A retry is made only if it
-    can start before the deadline: when the wait would reach past it, the call fails at
-    once. Each retry prints one line to stderr (unless ``notice=False``), e.g. ``LLM at
-    http://localhost:11434/v1 not answering (no complete reply within 20 s), retrying
-    (1/3)…``. ``sleep`` does the waiting (tests pass one that records).
+    **Retries** follow the course's one policy, the one retry loop of every remote
+    client (:func:`course_lib._support.http_json.retrying`): after HTTP 408, 409, 429 or
+    5xx, a timeout or a lost connection, wait and try again, at most ``retries`` more
+    times; the wait is what the server asks for (at most 60 s), else 0.5 s doubling up to
+    8 s, minus up to 25 % jitter. Any other 4xx, such as a bad key, fails at once. A retry
+    is made only if it can start before the deadline: when the wait would reach past it,
+    the call fails at once. Each retry prints one line to stderr (unless
+    ``notice=False``), e.g. ``LLM at http://localhost:11434/v1 not answering (no complete
+    reply within 20 s), retrying (1/3)…``. ``sleep`` does the waiting (tests pass one that
+    records).
 
     What fails in the end is a :class:`~course_lib._support.http_json.RemoteError` (of
     which :class:`LLMError` is the old name) that names the model, the URL, how many tries
@@ -216,8 +202,8 @@ class OpenAIChat(ChatLLM):
         self.base_url = check_base_url(base_url, url_name)
         if api_key is not None and not isinstance(api_key, str):
             raise TypeError(f"api_key must be a string, got {type(api_key).__name__}")
-        self.timeout = _check_seconds(timeout, "timeout")
-        self.deadline = _check_seconds(deadline, "deadline")
+        self.timeout = check_seconds(timeout, "timeout")
+        self.deadline = check_seconds(deadline, "deadline")
         self.retries = check_int(retries, "retries", 0, 10)
         self.temperature = check_number(temperature, "temperature", 0, 2)
         self.max_reply_chars = check_int(max_reply_chars, "max_reply_chars", 1)
@@ -228,7 +214,7 @@ class OpenAIChat(ChatLLM):
 
         from openai import DefaultHttpx2Client, OpenAI
 
-        # max_retries=0: retrying is the course's policy (the loop in chat), not the client's.
+        # max_retries=0: retrying is the course's one loop (http_json.retrying), not the client's.
         http_client = DefaultHttpx2Client(transport=deadline_transport(self.base_url),
                                           trust_env=False)
         self._client = OpenAI(base_url=self.base_url, api_key=api_key or "not-needed",
@@ -239,46 +225,24 @@ class OpenAIChat(ChatLLM):
 
         Ends within ``deadline`` seconds, with a reply or a ``RemoteError``.
         """
-        import openai
-
         if not isinstance(prompt, str):
             raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
         if system is not None and not isinstance(system, str):
             raise TypeError(f"system must be a string or None, got {type(system).__name__}")
         messages = ([{"role": "system", "content": system}] if system else []) + \
             [{"role": "user", "content": prompt}]
-        clock, tries, asked, refused = Clock(self.timeout, self.deadline), 0, None, None
-        failure, error = "", None
-        with clock.running():
-            for retry in range(self.retries + 1):
-                if retry:
-                    wait = retry_wait(retry, asked)
-                    if wait >= clock.left():
-                        refused = (f"a retry would wait {wait:.3g} s, past the deadline of "
-                                   f"{self.deadline:g} s ({max(clock.left(), 0):.2g} s left)")
-                        break
-                    if self.notice:
-                        print(f"LLM at {self.base_url} {failure}, retrying "
-                              f"({retry}/{self.retries})…", file=sys.stderr, flush=True)
-                    self.sleep(wait)
-                clock.start_try()
-                tries += 1
-                try:
-                    response = self._client.chat.completions.create(
-                        model=self.model, messages=messages, temperature=self.temperature)
-                except openai.OpenAIError as caught:
-                    error = caught
-                    _, retried, asked, failure = openai_failure(caught)
-                    failure = clock.failure or failure  # a timeout says which limit it hit
-                    if clock.out_of_time or not retried:
-                        break
-                    continue
-                except ValueError as caught:  # a reply the client could not read as JSON
-                    raise openai_malformed(caught, f"{self.name} at {self.base_url}",
-                                           self.base_url, "a chat completion") from caught
-                return self._reply(clean_reply(self._text(response), self.max_reply_chars))
-        assert error is not None
-        raise self._failure(error, tries, failure, refused, clock) from error
+        where = f"{self.name} at {self.base_url}"
+        response = retrying(
+            lambda clock: openai_try(lambda: self._client.chat.completions.create(
+                model=self.model, messages=messages, temperature=self.temperature),
+                clock, where, self.base_url, "a chat completion"),
+            where=where, endpoint=self.base_url, retries=self.retries, timeout=self.timeout,
+            deadline=self.deadline, who="OpenAIChat or get_llm", sleep=self.sleep,
+            notice=self._notice if self.notice else None)
+        return self._reply(clean_reply(self._text(response), self.max_reply_chars))
+
+    def _notice(self, line: str) -> None:
+        print(f"LLM at {self.base_url} {line}", file=sys.stderr, flush=True)
 
     def _text(self, response: Any) -> str:
         """The text of a chat completion, or :class:`MalformedReply`."""
@@ -292,42 +256,6 @@ class OpenAIChat(ChatLLM):
             raise MalformedReply(f"{where}: model {self.model!r} returned no text",
                                  self.base_url)
         return content
-
-    def _failure(self, error: Exception, tries: int, failure: str, refused: str | None,
-                 clock: Clock) -> RemoteError:
-        """The error a failed call ends with: its class says what failed, its message
-        names the model and URL, counts the tries and says what to change."""
-        import openai
-
-        kind, _, _, _ = openai_failure(error)
-        counted = f"{tries} {'try' if tries == 1 else 'tries'}"
-        timed_out = isinstance(error, openai.APITimeoutError)
-        if clock.out_of_time or (timed_out and refused):
-            return RemoteTimeout(
-                f"{self.name} at {self.base_url} gave no complete reply within the deadline "
-                f"of {self.deadline:g} s ({counted}, each allowed timeout={self.timeout:g} s; "
-                f"last: {failure}{'; ' + refused if refused else ''}): check that the server "
-                "is running, or pass larger timeout= and deadline= (seconds) to OpenAIChat "
-                "or get_llm for a slow model", self.base_url)
-        not_retried = f"; not retried: {refused}" if refused else ""
-        if timed_out:
-            return RemoteTimeout(
-                f"{self.name} failed after {counted}: {type(error).__name__}: {error} (no "
-                f"complete reply from {self.base_url} within timeout={self.timeout:g} s per "
-                "try; pass a larger timeout= for a slow model)", self.base_url)
-        if isinstance(error, openai.APIStatusError):
-            status = error.status_code
-            if is_retried(status):
-                return RemoteHTTPError(
-                    f"{self.name} failed after {counted}: {type(error).__name__}: {error} "
-                    f"(LLM at {self.base_url} {failure}){not_retried}", self.base_url, status)
-            return RemoteHTTPError(f"{self.name} at {self.base_url} refused the request (HTTP "
-                                   f"{status}): {error.message}", self.base_url, status)
-        if isinstance(error, openai.APIConnectionError):
-            return kind(f"{self.name} failed after {counted}: {type(error).__name__}: {error} "
-                        f"(LLM at {self.base_url} {failure}){not_retried}", self.base_url)
-        return kind(f"{self.name} at {self.base_url} failed: {type(error).__name__}: {error}",
-                    self.base_url)
 
 
 # -- checks ----------------------------------------------------------------------------
@@ -343,14 +271,6 @@ def _check_name(model: Any, name: str) -> str:
     if not model.strip():
         raise ValueError(f"{name} is empty: give the model's name, e.g. 'qwen-plus'")
     return model.strip()
-
-
-def _check_seconds(value: Any, name: str) -> float:
-    """``value`` as a float if it is a number of seconds in (0, ``MAX_SECONDS``]."""
-    if not is_number(value) or not 0 < value <= MAX_SECONDS:
-        raise ValueError(f"{name} must be a number of seconds in (0, {MAX_SECONDS:g}], got "
-                         f"{value!r}")
-    return float(value)
 
 
 class OfflineLLM(ChatLLM):

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ._support.http_json import MalformedReply, post_json
-from ._support.validation import check_int
+from ._support.http_json import MalformedReply
+from ._support.transports import post_json
+from ._support.validation import check_int, check_seconds
 
 
 class CrossEncoderScorer:
@@ -136,15 +137,16 @@ class RerankEndpoint:
     ``COURSE_RERANK_MODEL``. Request: ``{model, query, documents}``; reply:
     ``{"results": [{"index": i, "relevance_score": s}, ...]}``.
 
-    Retries follow the course's one policy (:mod:`course_lib._support.http_json`, the
-    same for every remote client): after HTTP 408, 409, 429 or 5xx, a timeout or a lost
-    connection it waits, then tries again, at most ``retries`` more times. The wait is the
-    server's ``Retry-After`` (at most 60 s: a server asking for an hour gets a minute and
-    another try); without one, 0.5 s doubling per retry up to 8 s, minus up to 25 %
-    random jitter so that many clients do not come back in step. Any other 4xx (a bad
-    key, a malformed request) fails at once: asking again cannot help. ``sleep`` does the
-    waiting; tests pass one that records instead. The HTTP part is
-    :func:`course_lib._support.http_json.post_json`; every error is a
+    Each call follows the course's one policy for remote clients
+    (:func:`course_lib._support.http_json.retrying`, the one retry loop): after HTTP 408,
+    409, 429 or 5xx, a timeout or a lost connection it waits, then tries again, at most
+    ``retries`` more times. The wait is the server's ``Retry-After`` (at most 60 s);
+    without one, 0.5 s doubling per retry up to 8 s, minus up to 25 % random jitter. Any
+    other 4xx (a bad key, a malformed request) fails at once: asking again cannot help.
+    Each try may take ``timeout`` seconds (the whole reply), the call ``deadline``
+    seconds, waits included (both in (0, 3600]). ``sleep`` does the waiting; tests pass
+    one that records instead. The HTTP part is
+    :func:`course_lib._support.transports.post_json`; every error is a
     :class:`~course_lib._support.http_json.RemoteError` (a ``RuntimeError``) naming the
     endpoint, its subclass saying what failed (a reply without the scores:
     ``MalformedReply``).
@@ -152,14 +154,17 @@ class RerankEndpoint:
 
     def __init__(self, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, timeout: float = 30.0, retries: int = 2,
-                 sleep: Callable[[float], object] = time.sleep) -> None:
+                 sleep: Callable[[float], object] = time.sleep, *,
+                 deadline: float = 120.0) -> None:
         self.model = model or os.environ.get("COURSE_RERANK_MODEL")
         self.base_url = (base_url or os.environ.get("COURSE_RERANK_BASE_URL") or "").rstrip("/")
         self.api_key = api_key or os.environ.get("COURSE_RERANK_API_KEY")
         if not self.model or not self.base_url:
             raise ValueError("RerankEndpoint needs model= and base_url= (or COURSE_RERANK_MODEL "
                              "and COURSE_RERANK_BASE_URL)")
-        self.timeout, self.retries = timeout, check_int(retries, "retries", 0, 10)
+        self.timeout = check_seconds(timeout, "timeout")
+        self.deadline = check_seconds(deadline, "deadline")
+        self.retries = check_int(retries, "retries", 0, 10)
         self.sleep = sleep
         self.name = f"endpoint:{self.model}"
 
@@ -167,8 +172,8 @@ class RerankEndpoint:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         payload = {"model": self.model, "query": query, "documents": texts}
         reply = post_json(f"{self.base_url}/rerank", payload, what="rerank endpoint",
-                          headers=headers, timeout=self.timeout, retries=self.retries,
-                          sleep=self.sleep)
+                          headers=headers, timeout=self.timeout, deadline=self.deadline,
+                          retries=self.retries, who="RerankEndpoint", sleep=self.sleep)
         return self._scores(reply, len(texts))
 
     def _scores(self, reply: Any, n_texts: int) -> list[float]:

@@ -27,16 +27,16 @@ import numpy as np
 import pytest
 from openai_standin import StandIn
 
-from course_lib import DocNode, Document, Retriever, readers, register_reader
+from course_lib import DocNode, Document, RemoteTimeout, Retriever, readers, register_reader
 from course_lib._support.validation import MAX_QUERY_CHARS
-from course_lib.embeddings import Embedder
+from course_lib.embeddings import Embedder, HTTPEmbedder, OpenAIEmbedder
 from course_lib.fusion import MultiRetriever, reciprocal_rank_fusion, union
 from course_lib.lab.cli import main as cli_main
 from course_lib.lab.datasets import DatasetFormatError, KnowledgeBase, load_squad
 from course_lib.lab.widgets import explore, query_explorer, threshold_slider
 from course_lib.llm import LLMError, OfflineLLM, OpenAIChat, get_llm
 from course_lib.rag import MultiPathRAG
-from course_lib.rerank import FeatureReranker, KeywordFilter, Reranker
+from course_lib.rerank import FeatureReranker, KeywordFilter, RerankEndpoint, Reranker
 from course_lib.similarity import get_similarity
 
 
@@ -178,6 +178,61 @@ LLM_CASES: list[Case] = [
          r"model is empty: give the model's name, e\.g\. 'qwen-plus'"),
     Case("llm", "prompt-not-a-string", lambda tmp_path: OpenAIChat(
          "m", base_url=_NOWHERE).chat(["长城"]), TypeError, r"prompt must be a string, got list"),
+]
+
+
+# The embedding and rerank endpoints keep the same rules as the chat client: one name
+# (retries=), one check of timeout= and deadline=, and a call cut off at its deadline.
+class _Texts(HTTPEmbedder):
+    def request_body(self, texts: list[str], is_query: bool) -> dict[str, Any]:
+        return {"texts": texts}
+
+    def parse_vectors(self, reply: Any) -> Any:
+        return [item["embedding"] for item in reply["embeddings"]]
+
+
+_REMOTE = {  # each client: its call of ["x"], given the server's base URL and options
+    "openai-embedder": lambda base, **o: OpenAIEmbedder("m", base_url=base, **o)(["x"]),
+    "http-embedder": lambda base, **o: _Texts(base + "/custom/embed", **o)(["x"]),
+    "rerank-endpoint": lambda base, **o: RerankEndpoint("m", base_url=base, **o)("q", ["x"]),
+}
+
+
+def _remote(client: str, behaviour: str | None = None, bound: float = 0.0,
+            **options: Any) -> Callable[[Path], Any]:
+    """``client``'s call on the ``behaviour`` server (or on nothing); on a server, it must
+    fail within ``bound`` seconds."""
+    def call(tmp_path: Path) -> None:
+        base = _llm_server(behaviour).url if behaviour else _NOWHERE
+        start = time.monotonic()
+        try:
+            _REMOTE[client](base, **options)
+        finally:
+            elapsed = time.monotonic() - start
+            assert not behaviour or elapsed < bound + _HANG_MARGIN, f"{elapsed:.1f} s"
+    return call
+
+
+REMOTE_CASES: list[Case] = [
+    Case("remote", "openai-embedder-max-retries", _remote("openai-embedder", max_retries=1),
+         TypeError, r"OpenAIEmbedder takes retries=, not max_retries=: the one name"),
+    *[Case("remote", f"{client}-{name}", _remote(client, **{argument: value}), ValueError,
+           match) for client in _REMOTE for name, argument, value, match in [
+        ("timeout-zero", "timeout", 0, "timeout" + _SECONDS + "0"),
+        ("deadline-string", "deadline", "5", "deadline" + _SECONDS + "'5'"),
+        ("deadline-nan", "deadline", float("nan"), "deadline" + _SECONDS + "nan"),
+        ("retries-bool", "retries", True, r"retries must be an integer in \[0, 10\], got True")]],
+    Case("remote", "openai-embedder-drip-cut-off-by-timeout",
+         _remote("openai-embedder", "drip", 0.5, timeout=0.5, retries=0), RemoteTimeout,
+         r"failed after 1 try: APITimeoutError.*within timeout=0\.5 s per try"),
+    Case("remote", "http-embedder-drip-cut-off-by-deadline",
+         _remote("http-embedder", "drip", 0.6, timeout=30, deadline=0.6), RemoteTimeout,
+         r"gave no complete reply within the deadline of 0\.6 s \(1 try.*pass larger "
+         r"timeout= and deadline= \(seconds\) to _Texts"),
+    Case("remote", "rerank-silent-cut-off-by-deadline-over-retries",
+         _remote("rerank-endpoint", "silent", 1.2, timeout=0.2, deadline=1.2, retries=3),
+         RemoteTimeout, r"rerank endpoint .* deadline of 1\.2 s \(\d tries, each allowed "
+                        r"timeout=0\.2 s.*to RerankEndpoint"),
 ]
 
 # ==================================================================== area: readers
@@ -1129,7 +1184,7 @@ STORE_CASES: list[Case] = [
 ]
 
 # ==================================================================== the matrix
-CASES = (LLM_CASES + READER_CASES + RETRIEVAL_CASES + FUSION_CASES + DATASET_CASES
+CASES = (LLM_CASES + REMOTE_CASES + READER_CASES + RETRIEVAL_CASES + FUSION_CASES + DATASET_CASES
          + CLI_CASES + STORE_CASES)
 
 

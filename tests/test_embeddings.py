@@ -4,6 +4,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -466,7 +467,7 @@ def standin():
 def test_openai_embeddings_against_a_local_standin(standin, monkeypatch):
     monkeypatch.setenv("COURSE_EMBED_BASE_URL", standin.url)
     monkeypatch.setenv("COURSE_EMBED_MODEL", "text-embedding-x")
-    embedder = OpenAIEmbedder(batch_size=2, max_retries=0)
+    embedder = OpenAIEmbedder(batch_size=2, retries=0)
     vectors = embedder(["一", "二", "三"])
     assert vectors.shape == (3, 8) and embedder.dim == 8
     np.testing.assert_allclose(vectors[2], fake_vector("三"), rtol=1e-6)
@@ -477,20 +478,37 @@ def test_openai_embeddings_retry_then_fail_clearly(standin):
     from course_lib import MalformedReply, RemoteHTTPError
 
     pauses = []
-    embedder = OpenAIEmbedder("m", base_url=standin.url, max_retries=1, sleep=pauses.append)
+    embedder = OpenAIEmbedder("m", base_url=standin.url, retries=1, sleep=pauses.append)
     standin.plan = [500]
     assert embedder(["x"]).shape == (1, 8) and len(pauses) == 1  # one retry recovers
     standin.plan = [429, 429]
     with pytest.raises(RemoteHTTPError, match=f"^embedding endpoint {standin.url} .*failed "
-                                              "after 2 tries: answered HTTP 429") as caught:
+                                              r"after 2 tries: RateLimitError: .*\(answered "
+                                              r"HTTP 429\)") as caught:
         embedder(["x"])
     assert caught.value.status == 429 and caught.value.endpoint == standin.url
-    standin.plan = [400]
-    with pytest.raises(RemoteHTTPError, match="failed after 1 try"):  # a 4xx: not retried
+    standin.plan, standin.requests = [400], []
+    with pytest.raises(RemoteHTTPError, match=r"refused the request \(HTTP 400\)"):
         embedder(["x"])
+    assert len(standin.requests) == 1 and len(pauses) == 2  # a 4xx: not retried
     standin.malformed = True
     with pytest.raises(MalformedReply, match=f"embedding endpoint {standin.url}"):
         embedder(["x"])
+
+
+def test_openai_embedder_takes_the_one_argument_names_and_checks_them(standin):
+    # retries=, as every remote client of the course; the openai client's max_retries= is
+    # refused with a message naming the one name, not silently taken or ignored.
+    with pytest.raises(TypeError, match=r"OpenAIEmbedder takes retries=, not max_retries="):
+        OpenAIEmbedder("m", base_url=standin.url, max_retries=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'retrys'"):
+        OpenAIEmbedder("m", base_url=standin.url, retrys=1)
+    with pytest.raises(ValueError, match=r"retries must be an integer in \[0, 10\], got 11"):
+        OpenAIEmbedder("m", base_url=standin.url, retries=11)
+    for name, value in (("timeout", 0), ("deadline", float("inf"))):
+        with pytest.raises(ValueError, match=rf"{name} must be a number of seconds in "
+                                             r"\(0, 3600\]"):
+            OpenAIEmbedder("m", base_url=standin.url, **{name: value})
 
 
 def test_openai_embedder_needs_configuration(monkeypatch):
@@ -577,9 +595,12 @@ def test_a_custom_endpoint_names_itself_and_the_problem(standin, custom, script,
 def test_a_custom_endpoint_that_drips_is_cut_off_at_its_timeout(standin):
     standin.drip = 0.05  # a reply of a few hundred bytes would take many seconds
     client = CustomEndpoint(standin.url + "/custom/embed", retries=0, timeout=1)
+    start = time.monotonic()
     with pytest.raises(EmbeddingEndpointError, match="failed after 1 try: no complete reply "
-                                                     r"within timeout=1 s \(TooSlow\)"):
+                                                     r"within timeout=1 s \(ReadTimeout\)"):
         client(["一"])
+    # cut off at 1 s, the status line and headers too (a bound on a hang, with a margin)
+    assert time.monotonic() - start < 1 + 1.5
 
 
 def test_a_custom_endpoint_keeps_its_dimension_across_calls(standin, custom):

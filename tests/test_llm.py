@@ -262,8 +262,8 @@ def test_no_notice_when_asked_for_none(server, pauses, capsys):
 def test_a_connection_refused_is_retried_with_a_notice_and_named(pauses, capsys):
     chat = OpenAIChat("m", base_url="http://127.0.0.1:9/v1", retries=1, sleep=pauses.append)
     message, _ = failing_call(chat)
-    assert "failed after 2 tries: APIConnectionError" in message
-    assert "LLM at http://127.0.0.1:9/v1 not reachable (ConnectError" in message
+    assert "m at http://127.0.0.1:9/v1 failed after 2 tries: APIConnectionError" in message
+    assert "(not reachable (ConnectError" in message
     assert "retrying (1/1)…" in capsys.readouterr().err
 
 

@@ -334,6 +334,8 @@ def test_rerank_endpoint_against_a_local_standin(rerank_server, endpoint_and_pau
         RerankEndpoint()
     with pytest.raises(ValueError, match=r"retries must be an integer in \[0, 10\]"):
         RerankEndpoint("m", base_url=rerank_server.url, retries=-1)
+    with pytest.raises(ValueError, match=r"deadline must be a number of seconds in \(0, 3600\]"):
+        RerankEndpoint("m", base_url=rerank_server.url, deadline=0)
 
 
 def test_rerank_endpoint_waits_as_retry_after_says(rerank_server, endpoint_and_pauses):

@@ -1,4 +1,4 @@
-"""Remote services: one family of errors, one retry policy, and a JSON-over-HTTP client.
+"""Remote services: one family of errors, one retry policy and the one retry loop.
 
 **Errors.** Every client of a remote service (:class:`~course_lib.llm.OpenAIChat`,
 :class:`~course_lib.embeddings.HTTPEmbedder`, :class:`~course_lib.embeddings.OpenAIEmbedder`,
@@ -12,15 +12,22 @@ says what failed::
     ├── RemoteHTTPError                  an HTTP error status (.status), retried or not
     └── MalformedReply (also ValueError) a reply that is not what the protocol says
 
-**The retry policy** (:func:`is_retried`, :func:`parse_retry_after`, :func:`retry_wait`),
-the same for every client: after HTTP 408, 409, 429 or 5xx, a timeout or a lost
-connection, wait and try again, at most ``retries`` more times. The wait is what the
-server asks for (``retry-after-ms`` or ``Retry-After``, in seconds or as an HTTP date),
-at most ``MAX_RETRY_AFTER`` (60 s: a server asking for an hour gets a minute and another
-try); without one, 0.5 s doubling per retry up to 8 s, minus up to 25 % random jitter so
-that many clients do not come back in step. Any other 4xx (a bad key, a malformed
-request) fails at once: asking again
+**The retry policy** (:func:`retrying`, the one retry loop; :func:`is_retried`,
+:func:`retry_wait`), the same for every client: after HTTP 408, 409, 429 or 5xx, a
+timeout or a lost connection, wait and try again, at most ``retries`` more times (an
+integer in [0, 10]). The wait is what the server asks for (``retry-after-ms`` or
+``Retry-After``, in seconds or as an HTTP date), at most ``MAX_RETRY_AFTER`` (60 s: a
+server asking for an hour gets a minute and another try); without one, 0.5 s doubling
+per retry up to 8 s, minus up to 25 % random jitter so that many clients do not come back
+in step. Any other 4xx (a bad key, a malformed request) fails at once: asking again
 cannot help. A reply that cannot be read fails at once too.
+
+**Time**, the same for every client: ``timeout`` bounds each try — connecting, sending
+and the *whole* reply — and ``deadline`` the whole call, every try and every wait
+(both seconds in (0, 3600], checked by
+:func:`~course_lib._support.validation.check_seconds`). A try is cut at whichever comes
+first; a retry whose wait would reach the deadline is not made. The ``openai`` client
+runs with ``max_retries=0``: the retries are this loop's, not its own.
 
 >>> retry_wait(1, retry_after="2"), retry_wait(1, retry_after="3600")
 (2.0, 60.0)
@@ -31,15 +38,17 @@ cannot help. A reply that cannot be read fails at once too.
 from __future__ import annotations
 
 import email.utils
-import json
 import math
 import random
+import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 FIRST_WAIT, MAX_WAIT, MAX_RETRY_AFTER = 0.5, 8.0, 60.0  # seconds
 RETRIED_STATUS = (408, 409, 429)  # and every 5xx
+T = TypeVar("T")
 
 
 class RemoteError(RuntimeError):
@@ -120,73 +129,134 @@ def retry_wait(retry: int, retry_after: float | str | None = None) -> float:
     return min(FIRST_WAIT * 2 ** (retry - 1), MAX_WAIT) * (1 - random.random() / 4)
 
 
-class _TooSlow(Exception):
-    """The reply kept coming, but not all of it within the time allowed."""
+class Clock:
+    """The deadline of one call (``deadline`` seconds from now) and of its current try
+    (``timeout`` seconds from :meth:`start_try`, never past the call's deadline)."""
+
+    def __init__(self, timeout: float, deadline: float) -> None:
+        self.timeout, self.budget = timeout, deadline
+        self.deadline = time.monotonic() + deadline  # the whole call
+        self.try_deadline = self.deadline             # the current try
+        self.failure: str | None = None               # how the current try timed out
+        self.out_of_time = False                      # the call's deadline cut a try
+
+    def left(self) -> float:
+        """Seconds left of the whole call."""
+        return self.deadline - time.monotonic()
+
+    def start_try(self) -> None:
+        self.try_deadline = min(time.monotonic() + self.timeout, self.deadline)
+        self.failure = None
+
+    def timed_out(self) -> None:
+        """The current try ran out of time: record how, and whether the call's deadline
+        (not the try's timeout) was what ran out."""
+        self.out_of_time = self.try_deadline >= self.deadline
+        self.failure = ("not answering (no complete reply before the deadline)"
+                        if self.out_of_time else
+                        f"not answering (no complete reply within {self.timeout:g} s)")
+
+    @contextmanager
+    def running(self) -> Iterator[Clock]:
+        """Make this the clock of the calling thread (:func:`current_clock`), for the block."""
+        _CLOCKS.current = self
+        try:
+            yield self
+        finally:
+            _CLOCKS.current = None
 
 
-def post_json(url: str, payload: Any, *, what: str, headers: dict[str, str] | None = None,
-              timeout: float = 30.0, retries: int = 2,
-              sleep: Callable[[float], object] = time.sleep) -> Any:
-    """POST ``payload`` as JSON to ``url``; return the decoded JSON reply.
+class _ClockSlot(threading.local):
+    current: Clock | None = None
 
-    ``what`` names the service in errors ("embedding endpoint"). ``timeout`` (seconds)
-    bounds each try twice over: no byte may take longer to come, and the whole reply
-    must be in within it (a server that drips one byte at a time is cut off like a
-    silent one). Retries follow the module's policy; ``sleep`` does the waiting between
-    tries (tests pass one that records). Failures are the :class:`RemoteError` subclass
-    of the last try's failure, with ``endpoint=url``.
 
-    >>> post_json("http://127.0.0.1:9/x", {}, what="demo endpoint", retries=0, timeout=1)
+_CLOCKS = _ClockSlot()  # the clock each thread's call runs on, if any
+
+
+def current_clock() -> Clock | None:
+    """The clock of the call the calling thread is in (see :meth:`Clock.running`), if any."""
+    return _CLOCKS.current
+
+
+class TryFailed(Exception):
+    """One try failed in a way the policy retries. Raised by a try, caught by
+    :func:`retrying`: ``kind`` is the :class:`RemoteError` subclass the call fails with if
+    no try succeeds, ``problem`` a short account (retry notices, the deadline message),
+    ``detail`` the longer one of the final message, ``retry_after`` the pause the server
+    asked for, ``status`` the HTTP status."""
+
+    def __init__(self, kind: type[RemoteError], problem: str, *, detail: str | None = None,
+                 retry_after: float | None = None, status: int = 0) -> None:
+        super().__init__(problem)
+        self.kind, self.problem, self.detail = kind, problem, detail or problem
+        self.retry_after, self.status = retry_after, status
+
+
+def retrying(attempt: Callable[[Clock], T], *, where: str, endpoint: str, retries: int,
+             timeout: float, deadline: float, who: str,
+             sleep: Callable[[float], object] = time.sleep,
+             notice: Callable[[str], object] | None = None) -> T:
+    """``attempt(clock)``, tried as the policy says: the one retry loop of the course.
+
+    Each try may take ``timeout`` seconds, the whole call (tries and waits) ``deadline``
+    seconds: the try's time is on ``clock`` (its ``try_deadline``; while a try runs the
+    clock is also :func:`current_clock`). A try that raises :class:`TryFailed` is tried
+    again, at most ``retries`` more times, after :func:`retry_wait`; a retry whose wait
+    would reach the deadline is not made, nor one after a try the deadline cut. Any other
+    exception (a :class:`RemoteError` for what asking again cannot help) ends the call at
+    once. ``sleep`` does the waiting; ``notice`` (if given) gets one line per retry. The
+    call fails with the last try's ``kind``, its message naming ``where``, counting the
+    tries and saying why it stopped; with :class:`RemoteTimeout` when the deadline was what
+    ran out, saying to pass a larger ``timeout=`` and ``deadline=`` to ``who``.
+
+    >>> def attempt(clock):
+    ...     raise TryFailed(RemoteHTTPError, "HTTP 503", status=503)
+    >>> retrying(attempt, where="demo http://x", endpoint="http://x", retries=2, timeout=1,
+    ...          deadline=30, who="Demo", sleep=lambda seconds: None)
     Traceback (most recent call last):
     ...
-    course_lib._support.http_json.RemoteConnectionError: demo endpoint http://127.0.0.1:9/x \
-failed after 1 try: could not connect (ConnectError)
+    course_lib._support.http_json.RemoteHTTPError: demo http://x failed after 3 tries: HTTP 503
     """
-    import httpx
+    clock = Clock(timeout, deadline)
+    failed: TryFailed | None = None
+    tries, refused = 0, ""
+    with clock.running():
+        for retry in range(retries + 1):
+            if failed is not None:
+                wait = retry_wait(retry, failed.retry_after)
+                if wait >= clock.left():
+                    refused = (f"a retry would wait {wait:.3g} s, past the deadline of "
+                               f"{deadline:g} s ({max(clock.left(), 0):.2g} s left)")
+                    break
+                if notice is not None:
+                    notice(f"{failed.problem}, retrying ({retry}/{retries})…")
+                sleep(wait)
+            clock.start_try()
+            tries += 1
+            try:
+                return attempt(clock)
+            except TryFailed as error:
+                failed = error
+                if clock.out_of_time:
+                    break
+    assert failed is not None
+    counted = f"{tries} {'try' if tries == 1 else 'tries'}"
+    if clock.out_of_time or (refused and failed.kind is RemoteTimeout):
+        raise RemoteTimeout(
+            f"{where} gave no complete reply within the deadline of {deadline:g} s "
+            f"({counted}, each allowed timeout={timeout:g} s; last: {failed.problem}"
+            f"{'; ' + refused if refused else ''}): check that the server is running, or "
+            f"pass larger timeout= and deadline= (seconds) to {who} for a slow server",
+            endpoint) from failed.__cause__
+    message = (f"{where} failed after {counted}: {failed.detail}"
+               f"{'; not retried: ' + refused if refused else ''}")
+    if issubclass(failed.kind, RemoteHTTPError):
+        raise failed.kind(message, endpoint, failed.status) from failed.__cause__
+    raise failed.kind(message, endpoint) from failed.__cause__
 
-    where = f"{what} {url}"
-    problem, asked, status = "", None, 0
-    kind: type[RemoteError] = RemoteError
-    for retry in range(retries + 1):
-        if retry:
-            sleep(retry_wait(retry, asked))
-        started = time.monotonic()
-        try:
-            with httpx.stream("POST", url, json=payload, headers=headers or {},
-                              timeout=timeout) as response:
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if time.monotonic() - started > timeout:
-                        raise _TooSlow
-        except (httpx.TimeoutException, _TooSlow) as error:
-            kind, asked = RemoteTimeout, None
-            problem = (f"no complete reply within timeout={timeout:g} s "
-                       f"({type(error).__name__.strip('_')})")
-            continue
-        except httpx.ConnectError as error:
-            kind, asked = RemoteConnectionError, None
-            problem = f"could not connect ({type(error).__name__})"
-            continue
-        except httpx.TransportError as error:  # the connection broke off
-            kind, asked = RemoteConnectionError, None
-            problem = f"{type(error).__name__}: {error}"
-            continue
-        status, text = response.status_code, bytes(body).decode("utf-8", "replace")
-        if is_retried(status):
-            kind, asked = RemoteHTTPError, parse_retry_after(response.headers)
-            problem = f"HTTP {status}"
-            continue
-        if status >= 400:
-            raise RemoteHTTPError(f"{where} refused the request (HTTP {status}): {text[:200]}",
-                                  url, status)
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise MalformedReply(f"{where} replied with something that is not JSON "
-                                 f"(HTTP {status}): {text[:120]!r}", url) from None
-    tries = f"{retries + 1} {'try' if retries == 0 else 'tries'}"
-    message = f"{where} failed after {tries}: {problem}"
-    if kind is RemoteHTTPError:
-        raise RemoteHTTPError(message, url, status)
-    raise kind(message, url)
+
+def refused(where: str, status: int, text: str, endpoint: str) -> RemoteHTTPError:
+    """The error for an HTTP error status the policy does not retry (a 4xx other than
+    408, 409 and 429): the service refused the request, and asking again cannot help."""
+    return RemoteHTTPError(f"{where} refused the request (HTTP {status}): {text[:200]}",
+                           endpoint, status)

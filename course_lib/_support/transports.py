@@ -1,14 +1,16 @@
-"""The HTTP plumbing under the ``openai`` client: a deadline for every socket wait, and
-what an ``openai`` error means in the terms of :mod:`course_lib._support.http_json`.
+"""The HTTP plumbing of every remote client: a deadline for every socket wait, JSON over
+HTTP (:func:`post_json`), and what an ``openai`` error means in the terms of
+:mod:`course_lib._support.http_json`.
 
-:class:`~course_lib.llm.OpenAIChat` promises that each call ends within its deadline,
-whatever the server does. The ``openai`` client bounds each *socket operation*, not a
-whole try, so a server that drips one byte every 2 s would never time out. Here the
-client's network layer (the ``httpcore2`` network backend under ``httpx2``) is wrapped so
+Every remote client promises that each call ends within its deadline, whatever the
+server does. ``httpx2`` (under the ``openai`` client and :func:`post_json`) bounds each
+*socket operation*, not a whole try, so a server that drips one byte every 2 s would never
+time out. Here its network layer (the ``httpcore2`` network backend) is wrapped so
 that every connect, send and receive waits at most for the time left of the current try
-and of the whole call (a :class:`Clock`, set for the calling thread by
-:meth:`Clock.running`). Outside such a call the wrapped layer changes nothing. Not
-bounded: the operating system's own name lookup (DNS) for the host.
+and of the whole call (the :class:`~course_lib._support.http_json.Clock` that
+:func:`~course_lib._support.http_json.retrying` runs the call on). Outside such a call
+the wrapped layer changes nothing. Not bounded: the operating system's own name lookup
+(DNS) for the host.
 
 Imports nothing of ``course_lib`` outside ``_support``.
 """
@@ -16,69 +18,29 @@ Imports nothing of ``course_lib`` outside ``_support``.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .http_json import (
+    Clock,
     MalformedReply,
     RemoteConnectionError,
     RemoteError,
     RemoteHTTPError,
     RemoteTimeout,
+    TryFailed,
+    current_clock,
     is_retried,
     parse_retry_after,
+    refused,
+    retrying,
 )
 
+T = TypeVar("T")
+
 URL_EXAMPLE = "e.g. 'https://api.openai.com/v1' or 'http://localhost:11434/v1'"
-
-
-# -- the clock of one call -------------------------------------------------------------
-class Clock:
-    """The deadline of one call (``deadline`` seconds from now) and of its current try
-    (``timeout`` seconds from :meth:`start_try`, never past the call's deadline)."""
-
-    def __init__(self, timeout: float, deadline: float) -> None:
-        self.timeout, self.budget = timeout, deadline
-        self.deadline = time.monotonic() + deadline  # the whole call
-        self.try_deadline = self.deadline             # the current try
-        self.failure: str | None = None               # how the current try timed out
-        self.out_of_time = False                      # the call's deadline cut a try
-
-    def left(self) -> float:
-        """Seconds left of the whole call."""
-        return self.deadline - time.monotonic()
-
-    def start_try(self) -> None:
-        self.try_deadline = min(time.monotonic() + self.timeout, self.deadline)
-        self.failure = None
-
-    def timed_out(self) -> None:
-        """A socket operation ran out of the try's time: record how, and whether the
-        call's deadline (not the try's timeout) was what ran out."""
-        self.out_of_time = self.try_deadline >= self.deadline
-        self.failure = ("not answering (no complete reply before the deadline)"
-                        if self.out_of_time else
-                        f"not answering (no complete reply within {self.timeout:g} s)")
-
-    @contextmanager
-    def running(self) -> Iterator[Clock]:
-        """Make this the clock of the calling thread's socket operations, for the block."""
-        _CLOCKS.current = self
-        try:
-            yield self
-        finally:
-            _CLOCKS.current = None
-
-
-class _ClockSlot(threading.local):
-    current: Clock | None = None
-
-
-_CLOCKS = _ClockSlot()  # the clock each thread's call runs on, if any
 
 
 # -- the transport -----------------------------------------------------------------------
@@ -168,12 +130,12 @@ def within_deadline(operation: Callable[[float | None], Any], timeout: float | N
                     kind: str) -> Any:
     """``operation(wait)``, its ``wait`` the smaller of ``timeout`` and the try's time left.
 
-    Outside :meth:`Clock.running`, ``operation(timeout)``. When the try's time is up, an
+    Outside a call's clock, ``operation(timeout)``. When the try's time is up, an
     ``httpcore2`` timeout, recorded on the clock.
     """
     import httpcore2
 
-    clock = _CLOCKS.current
+    clock = current_clock()
     if clock is None:
         return operation(timeout)
     errors = {"connect": httpcore2.ConnectTimeout, "read": httpcore2.ReadTimeout,
@@ -188,28 +150,105 @@ def within_deadline(operation: Callable[[float | None], Any], timeout: float | N
         raise
 
 
-# -- openai's errors, in this family's terms ---------------------------------------------
-def openai_failure(error: Exception) -> tuple[type[RemoteError], bool, float | None, str]:
-    """What an ``openai`` error means: (the :class:`RemoteError` subclass for it, whether
-    the retry policy retries it, the pause the server asked for, how the try failed).
+# -- JSON over HTTP ----------------------------------------------------------------------
+def post_json(url: str, payload: Any, *, what: str, headers: dict[str, str] | None = None,
+              timeout: float = 30.0, deadline: float = 120.0, retries: int = 2,
+              who: str = "the client", sleep: Callable[[float], object] = time.sleep) -> Any:
+    """POST ``payload`` as JSON to ``url``; return the decoded JSON reply.
 
-    The ``openai`` client is used with ``max_retries=0``: retrying is the policy of
-    :mod:`course_lib._support.http_json`, the same for every client of the course.
+    ``what`` names the service in errors ("embedding endpoint"), ``who`` the client whose
+    ``timeout=`` and ``deadline=`` to raise. The time rule and the retries are
+    :func:`~course_lib._support.http_json.retrying`'s, kept by :func:`deadline_transport`
+    as for the ``openai`` clients: each try may take ``timeout`` seconds, the whole call
+    ``deadline``; a server that drips one byte at a time is cut off like a silent one.
+    ``sleep`` does the waiting (tests pass one that records). Failures are
+    :class:`RemoteError` subclasses with ``endpoint=url``.
+
+    >>> post_json("http://127.0.0.1:9/x", {}, what="demo endpoint", retries=0, timeout=1)
+    Traceback (most recent call last):
+    ...
+    course_lib._support.http_json.RemoteConnectionError: demo endpoint http://127.0.0.1:9/x \
+failed after 1 try: could not connect (ConnectError)
+    """
+    import httpx2
+
+    where = f"{what} {url}"
+    with httpx2.Client(transport=deadline_transport(url, who), trust_env=False,
+                       timeout=timeout) as client:
+        return retrying(lambda clock: _post_once(client, url, payload, headers or {}, clock,
+                                                 where),
+                        where=where, endpoint=url, retries=retries, timeout=timeout,
+                        deadline=deadline, who=who, sleep=sleep)
+
+
+def _post_once(client: Any, url: str, payload: Any, headers: dict[str, str], clock: Clock,
+               where: str) -> Any:
+    """One try of :func:`post_json`; every socket wait cut to the try's time on ``clock``."""
+    import httpx2
+
+    try:
+        response = client.post(url, json=payload, headers=headers)
+    except httpx2.TimeoutException as error:
+        limit = "before the deadline" if clock.out_of_time else \
+            f"within timeout={clock.timeout:g} s"
+        raise TryFailed(RemoteTimeout, f"no complete reply {limit} "
+                                       f"({type(error).__name__})") from error
+    except httpx2.ConnectError as error:
+        raise TryFailed(RemoteConnectionError,
+                        f"could not connect ({type(error).__name__})") from error
+    except httpx2.TransportError as error:  # the connection broke off
+        raise TryFailed(RemoteConnectionError, f"{type(error).__name__}: {error}") from error
+    status, text = response.status_code, response.content.decode("utf-8", "replace")
+    if is_retried(status):
+        raise TryFailed(RemoteHTTPError, f"HTTP {status}", status=status,
+                        retry_after=parse_retry_after(response.headers))
+    if status >= 400:
+        raise refused(where, status, text, url)
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise MalformedReply(f"{where} replied with something that is not JSON "
+                             f"(HTTP {status}): {text[:120]!r}", url) from None
+
+
+# -- openai's errors, in this family's terms ---------------------------------------------
+def openai_try(create: Callable[[], T], clock: Clock, where: str, url: str,
+               expected: str) -> T:
+    """One try of an ``openai`` client call, ``create()``, its errors in this family's terms.
+
+    What the retry policy retries (a timeout, a lost connection, HTTP 408, 409, 429, 5xx)
+    becomes a :class:`~course_lib._support.http_json.TryFailed` for
+    :func:`~course_lib._support.http_json.retrying`; any other status is
+    :func:`~course_lib._support.http_json.refused`, another ``openai`` error a
+    :class:`RemoteError`, a reply that cannot be read a :class:`MalformedReply` (of
+    ``expected``). Messages name ``where``. The client runs with ``max_retries=0``.
     """
     import openai
 
-    if isinstance(error, openai.APITimeoutError):  # a subclass of APIConnectionError
-        return RemoteTimeout, True, None, "not answering (no complete reply in time)"
-    if isinstance(error, openai.APIConnectionError):
+    try:
+        return create()
+    except openai.APITimeoutError as error:  # a subclass of APIConnectionError
+        problem = clock.failure or "not answering (no complete reply in time)"
+        raise TryFailed(RemoteTimeout, problem, detail=(
+            f"{type(error).__name__}: {error} (no complete reply within timeout="
+            f"{clock.timeout:g} s per try; pass a larger timeout= for a slow server)")) from error
+    except openai.APIConnectionError as error:
         cause = error.__cause__ or error
-        reason = str(cause) or type(cause).__name__
-        return (RemoteConnectionError, True, None,
-                f"not reachable ({type(cause).__name__}: {reason})")
-    if isinstance(error, openai.APIStatusError):
+        problem = f"not reachable ({type(cause).__name__}: {str(cause) or type(cause).__name__})"
+        raise TryFailed(RemoteConnectionError, problem,
+                        detail=f"{type(error).__name__}: {error} ({problem})") from error
+    except openai.APIStatusError as error:
         status = error.status_code
-        return (RemoteHTTPError, is_retried(status), parse_retry_after(error.response.headers),
-                f"answered HTTP {status}")
-    return RemoteError, False, None, f"{type(error).__name__}: {error}"
+        if not is_retried(status):
+            raise refused(where, status, error.message, url) from error
+        problem = f"answered HTTP {status}"
+        raise TryFailed(RemoteHTTPError, problem, status=status,
+                        retry_after=parse_retry_after(error.response.headers),
+                        detail=f"{type(error).__name__}: {error} ({problem})") from error
+    except openai.OpenAIError as error:
+        raise RemoteError(f"{where} failed: {type(error).__name__}: {error}", url) from error
+    except ValueError as error:  # not JSON, or the client's own check of the reply's shape
+        raise openai_malformed(error, where, url, expected) from error
 
 
 def openai_malformed(error: ValueError, where: str, url: str, expected: str) -> MalformedReply:

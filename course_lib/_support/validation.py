@@ -137,6 +137,24 @@ def check_number(value: Any, name: str, low: float | None = None, high: float | 
     return number
 
 
+MAX_SECONDS = 3600.0  # the longest timeout or deadline a remote client accepts: an hour
+
+
+def check_seconds(value: Any, name: str) -> float:
+    """``value`` as a float if it is a number of seconds in (0, ``MAX_SECONDS``]: the one
+    check of every remote client's ``timeout`` and ``deadline``.
+
+    >>> check_seconds(0, "deadline")
+    Traceback (most recent call last):
+    ...
+    ValueError: deadline must be a number of seconds in (0, 3600], got 0
+    """
+    if not is_number(value) or not 0 < value <= MAX_SECONDS:
+        raise ValueError(f"{name} must be a number of seconds in (0, {MAX_SECONDS:g}], got "
+                         f"{value!r}")
+    return float(value)
+
+
 def validate_topk(topk: Any, name: str = "topk") -> int:
     """``topk`` (or another result count called ``name``) as an ``int`` in ``TOPK_RANGE``.
 
