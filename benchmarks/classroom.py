@@ -16,6 +16,8 @@ single-user server, the kernel, Chromium):
   (``Pss`` of ``/proc/<pid>/smaps_rollup``): memory shared between students (the same
   libraries, the same model files mapped) is split between them, so the students' sums
   add up to what the machine holds;
+  per lab also ``peak_parts_mb``, that peak by kind of process (``server``, ``kernel``,
+  ``chromium``, ``other``);
 * ``cpu_s``: user + system seconds, summed over every process of theirs seen (each at its
   last reading; a process that lived less than 0.5 s is missed);
 * ``wall_s``: from their first cell to their last.
@@ -47,6 +49,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 import classroom_hub  # noqa: E402
 
 OUT = HERE / "classroom_resources.json"
+# A process's kind, by its command name (/proc/<pid>/comm: at most 15 characters).
+PARTS = {"jupyterhub-sing": "server", "python": "kernel", "chromium": "chromium",
+         "chrome": "chromium", "chrome_crashpad": "chromium"}
 MB = 1e6
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -60,8 +65,8 @@ print("copied")
 """
 
 
-def processes() -> dict[int, tuple[int, float, float]]:
-    """pid -> (uid, PSS in bytes, CPU seconds) of every process readable now."""
+def processes() -> dict[int, tuple[int, float, float, str]]:
+    """pid -> (uid, PSS in bytes, CPU seconds, command name) of every process readable now."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -75,9 +80,10 @@ def processes() -> dict[int, tuple[int, float, float]]:
                     break
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             cpu = (int(fields[11]) + int(fields[12])) / TICK
+            command = (entry / "comm").read_text().strip()
         except (OSError, IndexError, ValueError):
             continue
-        found[int(entry.name)] = (uid, pss, cpu)
+        found[int(entry.name)] = (uid, pss, cpu, command)
     return found
 
 
@@ -90,6 +96,8 @@ class Sampler(threading.Thread):
         self.peak = dict.fromkeys(uids.values(), 0)
         self.lab = dict.fromkeys(uids.values(), "")  # the lab each student is running
         self.lab_peak: dict[tuple[str, str], int] = {}
+        # at each lab's peak, the student's PSS by kind of process (server, kernel, Chromium)
+        self.lab_parts: dict[tuple[str, str], dict[str, int]] = {}
         self.cpu: dict[str, dict[int, float]] = {name: {} for name in uids.values()}
         self.hub_peak = 0
         self.stop = threading.Event()
@@ -102,14 +110,19 @@ class Sampler(threading.Thread):
         while not self.stop.is_set():
             now = processes()
             sums = dict.fromkeys(self.uids.values(), 0)
-            for pid, (uid, pss, cpu) in now.items():
+            parts: dict[str, dict[str, int]] = {name: {} for name in self.uids.values()}
+            for pid, (uid, pss, cpu, command) in now.items():
                 if uid in self.uids:
-                    sums[self.uids[uid]] += pss
-                    self.cpu[self.uids[uid]][pid] = cpu
+                    name = self.uids[uid]
+                    sums[name] += pss
+                    self.cpu[name][pid] = cpu
+                    kind = PARTS.get(command, "other")
+                    parts[name][kind] = parts[name].get(kind, 0) + pss
             for name, total in sums.items():
                 self.peak[name] = max(self.peak[name], total)
                 at = (name, self.lab[name])
-                self.lab_peak[at] = max(self.lab_peak.get(at, 0), total)
+                if total > self.lab_peak.get(at, 0):
+                    self.lab_peak[at], self.lab_parts[at] = total, parts[name]
             hub_pss = sum(now[pid][1] for pid in self.hub.server_pids()
                           if pid in now and now[pid][0] not in self.uids)
             self.hub_peak = max(self.hub_peak, hub_pss)
@@ -132,7 +145,10 @@ def run_labs(student: classroom_hub.Student, labs: list[str], sampler: Sampler) 
         per_lab[lab[:2]] = {"wall_s": round(wall, 1),
                             "cpu_s": round(sampler.cpu_s(student.name) - cpu_start, 1),
                             "peak_pss_mb": round(sampler.lab_peak.get((student.name, lab), 0)
-                                                 / MB)}
+                                                 / MB),
+                            "peak_parts_mb": {kind: round(pss / MB) for kind, pss in
+                                              sampler.lab_parts.get((student.name, lab),
+                                                                    {}).items()}}
         print(f"  {student.name}: {lab} in {wall:.0f} s", flush=True)
     return {"wall_s": round(time.monotonic() - started, 1), "errors": errors, "labs": per_lab}
 

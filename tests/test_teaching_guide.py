@@ -27,6 +27,20 @@ def test_every_notebook_is_measured_and_has_a_lab_time():
 
 
 def test_the_sizing_model_takes_the_tighter_bound():
-    by_memory, by_cpu = teaching_tables.students(rss_mb=870, cpu_s=30, cores=16, ram_gb=64)
-    assert by_memory == 57  # 0.9 * 64,000 MB / (870 + 130)
+    by_memory, by_cpu = teaching_tables.students(student_mb=1000, cpu_s=30, cores=16,
+                                                 ram_gb=64, hub_mb=600)
+    assert by_memory == 57  # (0.9 * 64,000 MB - 600 MB) / 1,000 MB
     assert by_cpu == 64     # 16 cores * 120 s / 30 s
+
+
+def test_the_class_was_measured_at_two_sizes_on_every_lab_without_errors():
+    import json
+
+    runs = json.loads(teaching_tables.CLASSROOM.read_text(encoding="utf-8"))["runs"]
+    notebooks = sorted(p.stem[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(run["students"] for run in runs)[:2] == [2, 4]
+    for run in runs:
+        assert len(run["rows"]) == run["students"] and run["hub_pss_mb"] > 0
+        for row in run["rows"]:
+            assert sorted(row["labs"]) == notebooks, row["student"]
+            assert not row["errors"], (run["students"], row["student"], row["errors"])

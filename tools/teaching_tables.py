@@ -1,7 +1,9 @@
-"""The measured tables of docs/teaching.md: each lab's time, memory and CPU, and how many
-students a server holds — computed from ``benchmarks/notebook_resources.json`` (written by
-``make bench``) and the lab times in the README's notebook table; and how many answers each
-lab's self-check lets a learner try, with the brute force timed — from
+"""The measured tables of docs/teaching.md: each lab's time, memory and CPU, alone and with a
+class at once, and how many students a server holds — computed from
+``benchmarks/notebook_resources.json`` (``make bench``),
+``benchmarks/classroom_resources.json`` (``make bench-classroom``) and the lab times in the
+README's notebook table; and how many answers each lab's self-check lets a learner try, with
+the brute force timed — from
 ``benchmarks/answer_space.json`` (written by ``make answer-space``).
 
     python tools/teaching_tables.py          # print the tables docs/teaching.md holds
@@ -11,13 +13,15 @@ A test (tests/test_teaching_guide.py) checks that the guide holds exactly this o
 
 The sizing model, stated so a teacher can redo it for another server:
 
-* **memory**: every student holds one Jupyter server (``SERVER_MB``, measured: JupyterLab
-  with nbgrader's extensions, idle) and one kernel at the notebook's peak (its Run All);
-  ``HEADROOM`` of the RAM is left to the system. Students = usable RAM / per student.
+* **memory**: every student needs what they needed in ``make bench-classroom``'s largest
+  class: the largest per-student peak PSS of the lab (their server, kernel and Chromium; PSS
+  splits what students share, so the sums add up); the hub needs what it held; ``HEADROOM``
+  of the RAM is left to the system. Students = (usable RAM − hub) / per student.
 * **CPU**: everyone presses Run All at once. Each kernel is capped at 2 threads
   (``OMP_NUM_THREADS=2``), so with more students than half the cores they share: the
-  Run Alls finish after about (students × CPU seconds) / cores. Students = the number for
-  whom that stays within ``PATIENCE_S``.
+  Run Alls finish after about (students × CPU seconds per student) / cores — the
+  measured class shows how close that is. Students = the number for whom that stays within
+  ``PATIENCE_S``.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES = ROOT / "benchmarks" / "notebook_resources.json"
-SERVER_MB = 130  # a single-user JupyterLab server with nbgrader's extensions, idle (VmRSS)
+CLASSROOM = ROOT / "benchmarks" / "classroom_resources.json"
 HEADROOM = 0.10  # of the RAM, for the system
 PATIENCE_S = 120  # a Run All, all students at once, should finish within 2 minutes
 SERVERS = ((16, 64), (32, 128), (64, 256))  # (cores, GB) of the servers sized
@@ -45,40 +49,91 @@ def lab_times() -> dict[str, str]:
     return dict(re.findall(r"^\| `(\d\d_\w+)` \|.*\| ([^|]+?) \|$", text, flags=re.M))
 
 
-def students(rss_mb: float, cpu_s: float, cores: int, ram_gb: float) -> tuple[int, int]:
-    """(by memory, by CPU) students a server of ``cores`` and ``ram_gb`` holds at once.
+def students(student_mb: float, cpu_s: float, cores: int, ram_gb: float,
+             hub_mb: float) -> tuple[int, int]:
+    """(by memory, by CPU) students a server of ``cores`` and ``ram_gb`` holds at once, each
+    needing ``student_mb`` (everything of theirs) and ``cpu_s``, beside a hub of ``hub_mb``.
 
-    >>> students(1000, 60, 16, 64)
-    (50, 32)
+    >>> students(1000, 60, 16, 64, hub_mb=200)
+    (57, 32)
     """
-    by_memory = math.floor((1 - HEADROOM) * ram_gb * 1000 / (rss_mb + SERVER_MB))
+    by_memory = math.floor(((1 - HEADROOM) * ram_gb * 1000 - hub_mb) / student_mb)
     by_cpu = math.floor(cores * PATIENCE_S / cpu_s)
     return by_memory, by_cpu
 
 
 def tables() -> str:
+    """Each lab measured alone (``make bench``) and with a class at once on the hub
+    (``make bench-classroom``), then how many students each server holds, from the class."""
     data = json.loads(RESOURCES.read_text(encoding="utf-8"))
     rows, machine = data["notebooks"], data["machine"]
+    runs = json.loads(CLASSROOM.read_text(encoding="utf-8"))["runs"]
+    largest = max(runs, key=lambda run: run["students"])
     times = lab_times()
-    baseline = rows["kernel start-up"]
-    lines = [f"Measured by `make bench` on {machine['cores']} cores "
-             f"({machine['cpu_model']}), OMP_NUM_THREADS={machine['OMP_NUM_THREADS']}, warm "
-             f"cache; a kernel that has only started holds {baseline['peak_rss_mb']:.0f} MB.",
+    at_once = [f"{run['students']} at once: memory / CPU per student, Run All"
+               for run in runs]
+    lines = [f"Measured on {machine['cores']} cores ({machine['cpu_model']}, "
+             f"{machine['total_ram_gb']} GB), OMP_NUM_THREADS={machine['OMP_NUM_THREADS']}, "
+             f"warm cache. *Alone*: `make bench`, one kernel (its peak resident memory, "
+             f"`VmHWM`). *At once*: `make bench-classroom`, that many students on the hub "
+             f"running every lab in the same order at the same time; a student's memory is "
+             f"the peak of the PSS summed over all their processes (their JupyterLab server, "
+             f"the kernel, plotly's Chromium), CPU the seconds of those processes, Run All "
+             f"the mean over the students. The hub itself (JupyterHub and its proxy) held "
+             + ", ".join(f"{run['hub_pss_mb']} MB with {run['students']}" for run in runs)
+             + ".",
              "",
-             "| lab | time | peak memory (MB) | CPU (s) | Run All (s) | "
-             + " | ".join(f"students, {c} cores / {g} GB" for c, g in SERVERS) + " |",
-             "|---|---|---|---|---|" + "---|" * len(SERVERS)]
+             "| lab | time | alone: memory (MB), CPU (s), Run All (s) | "
+             + " | ".join(at_once) + " |",
+             "|---|---|---|" + "---|" * len(runs)]
     for name, row in rows.items():
         if name == "kernel start-up":
             continue
+        cells = [f"{row['peak_rss_mb']:.0f} MB, {row['cpu_s']:.0f} s, {row['wall_s']:.0f} s"]
+        for run in runs:
+            memory, cpu, wall = class_lab(run, name)
+            cells.append(f"{memory:.0f} MB, {cpu:.0f} s, {wall:.0f} s")
+        lines.append(f"| `{name}` | {times.get(name, '—')} | " + " | ".join(cells) + " |")
+    lines += ["", f"How many students a server holds, from the run with {largest['students']} "
+              f"at once (the model below):", "",
+              "| lab | " + " | ".join(f"{c} cores / {g} GB" for c, g in SERVERS) + " |",
+              "|---|" + "---|" * len(SERVERS)]
+    for name in rows:
+        if name == "kernel start-up":
+            continue
+        memory, cpu, _ = class_lab(largest, name)
         sized = []
         for cores, gb in SERVERS:
-            by_memory, by_cpu = students(row["peak_rss_mb"], row["cpu_s"], cores, gb)
+            by_memory, by_cpu = students(memory, cpu, cores, gb, largest["hub_pss_mb"])
             bound = "memory" if by_memory < by_cpu else "CPU"
             sized.append(f"{min(by_memory, by_cpu)} ({bound})")
-        lines.append(f"| `{name}` | {times.get(name, '—')} | {row['peak_rss_mb']:.0f} | "
-                     f"{row['cpu_s']:.0f} | {row['wall_s']:.0f} | " + " | ".join(sized) + " |")
+        lines.append(f"| `{name}` | " + " | ".join(sized) + " |")
+    labs = [name for name in rows if name != "kernel start-up"]
+    ratios = sorted(class_lab(largest, name)[2]
+                    / (largest["students"] * class_lab(largest, name)[1] / machine["cores"])
+                    for name in labs if class_lab(largest, name)[1] >= 5)
+    smallest = min(runs, key=lambda run: run["students"])
+    growth = max(class_lab(largest, name)[0] / class_lab(smallest, name)[0] - 1
+                 for name in labs)
+    fell = sum(class_lab(largest, name)[0] < class_lab(smallest, name)[0] for name in labs)
+    lines += ["", f"The model against the class: with {largest['students']} students on "
+              f"{machine['cores']} cores it predicts a Run All of {largest['students']} × CPU "
+              f"seconds per student / {machine['cores']}; the measured Run Alls took "
+              f"{ratios[0]:.2f} to {ratios[-1]:.2f} times that (median "
+              f"{ratios[len(ratios) // 2]:.2f}; labs of at least 5 CPU seconds): the CPU bounds "
+              f"above are that much too generous. Memory per student from {smallest['students']} "
+              f"to {largest['students']} at once: lower in {fell} of {len(labs)} labs, and at "
+              f"most {growth:+.1%} in any."]
     return "\n".join(lines)
+
+
+def class_lab(run: dict, name: str) -> tuple[float, float, float]:
+    """(the largest per-student peak PSS in MB, the mean per-student CPU seconds, the mean
+    Run All seconds) of lab ``name`` in one ``make bench-classroom`` run."""
+    labs = [row["labs"][name[:2]] for row in run["rows"]]
+    return (max(lab["peak_pss_mb"] for lab in labs),
+            sum(lab["cpu_s"] for lab in labs) / len(labs),
+            sum(lab["wall_s"] for lab in labs) / len(labs))
 
 
 def block() -> str:
