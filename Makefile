@@ -9,7 +9,7 @@ SITE_STAMP := $(VENV)/.site-installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom grade answer-space bench bench-notebooks sync report site site-test clean-cache
+.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom grade answer-space hub-test hub-tools bench bench-notebooks bench-classroom sync report site site-test clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"

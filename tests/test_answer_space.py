@@ -3,7 +3,6 @@
 built on it, the guide's table kept equal to the measurement — and nothing in the library or
 the README that holds an exercise's answer."""
 
-import importlib.util
 import json
 import math
 import re
@@ -203,16 +202,6 @@ def test_no_answer_is_written_in_the_library_or_the_readme(expected):
 def space_of_json():
     return ROOT / "benchmarks" / "answer_space.json"
 
-
-SPEC = importlib.util.spec_from_file_location("teaching_tables",
-                                              ROOT / "tools" / "teaching_tables.py")
-teaching_tables = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(teaching_tables)
-
-
-def test_the_guide_holds_the_measured_answer_spaces():
-    guide = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
-    assert teaching_tables.updated(guide) == guide, "run `python tools/teaching_tables.py --write`"
 
 
 def test_the_measured_families_and_release_defaults_are_the_notebooks_own(expected):

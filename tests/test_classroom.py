@@ -502,3 +502,13 @@ def test_a_submission_belongs_to_the_user_who_wrote_it_not_to_the_name_inside(tm
     assert lines[1] == ("not collected: ada, whose name another user submitted under "
                         "(see above)")
     assert submitters(tmp_path, "08_reranking") == ([], [])
+
+
+def test_the_grading_note_says_whether_the_release_checks():
+    def note(notebook):
+        return next(c.source for c in notebook.cells
+                    if c.cell_type == "markdown" and "*(Graded:" in c.source)
+
+    assert "gives hints" in note(assignment_notebook("07", self_check=True))
+    unchecked = note(assignment_notebook("07", self_check=False))
+    assert "does not check them" in unchecked and "gives hints" not in unchecked

@@ -11,8 +11,10 @@ SPEC.loader.exec_module(teaching_tables)
 
 
 def test_the_guide_holds_the_measured_tables():
+    """Every generated part: the labs' resources, the class's sizing, the answer spaces."""
     guide = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
     assert teaching_tables.block() in guide, "run `python tools/teaching_tables.py --write`"
+    assert teaching_tables.updated(guide) == guide, "run `python tools/teaching_tables.py --write`"
 
 
 def test_every_notebook_is_measured_and_has_a_lab_time():

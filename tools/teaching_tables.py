@@ -167,7 +167,8 @@ def answer_space_summary() -> str:
     data = json.loads(ANSWER_SPACE.read_text(encoding="utf-8"))
     rows = sorted(data["exercises"].items(), key=lambda item: item[1]["whole_s"])
     kept = sorted(exercise for exercise, row in rows if row["self_check"])
-    return ("Measured (section 1's table), one core tries every answer tuple of "
+    return ("From section 1's table (the rates measured, the times for a whole space computed "
+            "from them), one core tries every answer tuple of "
             + ", ".join(f"{exercise} in {duration(row['whole_s'])}" for exercise, row in rows)
             + "; more cores divide these times, a GPU far more. By default a release for "
             f"grading has a self-check only where one core needs more than "

@@ -109,8 +109,9 @@ def _marks(grade_id: str, *, solution: bool, grade: bool, points: int = 0) -> di
     return {"nbgrader": marks}
 
 
-def assignment_notebook(exercise: str) -> nbformat.NotebookNode:
-    """The nbgrader source notebook of ``exercise`` (see the module docstring)."""
+def assignment_notebook(exercise: str, self_check: bool = True) -> nbformat.NotebookNode:
+    """The nbgrader source notebook of ``exercise`` (see the module docstring); its note on
+    grading says whether the release's check checks (``self_check``) or not."""
     path = _notebook(exercise)
     notebook = nbformat.read(path, as_version=4)
     code = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
@@ -140,10 +141,11 @@ def assignment_notebook(exercise: str) -> nbformat.NotebookNode:
             cell.metadata.update(_marks(f"check-{exercise}", solution=False, grade=True,
                                         points=points))
         elif cell.cell_type == "markdown":
+            checking = ("The check below says whether your answers are right and gives hints; "
+                        if self_check else "The check below does not check them in this copy; ")
             cell.source = SOLUTION_NOTE.sub(
-                f"*(Graded: {points} points, one per answer{written_note(exercise)}. The check "
-                f"below says whether your answers are right and gives hints; the grade is "
-                f"computed after you submit.)*", cell.source)
+                f"*(Graded: {points} points, one per answer{written_note(exercise)}. {checking}"
+                f"the grade is computed after you submit.)*", cell.source)
     notebook.cells[checks[0] + 1:checks[0] + 1] = written_cells(exercise)
     notebook.metadata = {k: v for k, v in notebook.metadata.items()
                          if k in ("kernelspec", "language_info")}
@@ -241,7 +243,7 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
         key = SolutionKey(exercise, exercises.expected_answers(exercise),
                           exercises.known_mistakes(exercise),
                           exercises.EXERCISES[exercise].tolerance)
-        notebook = assignment_notebook(exercise)
+        notebook = assignment_notebook(exercise, self_check=checks)
         name = _notebook(exercise).stem
         folder = out / "source" / name
         folder.mkdir(parents=True, exist_ok=True)

@@ -365,3 +365,16 @@ def load_sample() -> tuple[dict[str, str], list[dict[str, Any]]]:
              for p in sorted(SAMPLE_DIR.glob("*")) if p.suffix in (".txt", ".md")}
     questions = json.loads((SAMPLE_DIR / "questions.json").read_text(encoding="utf-8"))
     return texts, questions
+
+
+def benchmark_results() -> dict[str, Any]:
+    """What ``make bench`` measured and the course commits (``benchmarks/results.json``): read
+    from the course folder, so that a notebook finds it wherever it runs — a learner's clone,
+    an assignment fetched into a student's home, a graded run.
+
+    >>> sorted(benchmark_results())[:1]
+    ['bm25']
+    """
+    path = COURSE_ROOT / "benchmarks" / "results.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+

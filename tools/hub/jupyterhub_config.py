@@ -20,7 +20,9 @@ CACHE = os.environ.get("CACHE", "/srv/course-cache")
 HUB = os.environ.get("HUB", "/srv/jupyterhub")
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
-c.JupyterHub.bind_url = os.environ.get("HUB_URL", "http://:8000")
+# Students log in with their passwords: listen on this machine only, behind your web server's
+# TLS (HUB_URL=http://:8000 listens on every interface, in plain HTTP).
+c.JupyterHub.bind_url = os.environ.get("HUB_URL", "http://127.0.0.1:8000")
 # The hub's own state, out of the course folder.
 c.JupyterHub.db_url = f"sqlite:///{HUB}/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = f"{HUB}/jupyterhub_cookie_secret"
