@@ -162,8 +162,8 @@ STUDENTS ?= 4
 bench-classroom: data $(HUB_STAMP)
 	$(PY) benchmarks/classroom.py --students $(STUDENTS) $(if $(LABS),--labs $(LABS))
 
-# ruff, then import-linter: the ideas never import lab/, _support/ imports nothing of the
-# course, no import cycles (the contracts are in pyproject.toml).
+# ruff, then import-linter: the layers __main__ > lab > store > the ideas > _support, the
+# package root importing only _support, no import cycles (the contracts are in pyproject.toml).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check course_lib tests benchmarks tools solutions/*.py browser_tests site
 	$(VENV)/bin/lint-imports --no-cache

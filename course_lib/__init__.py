@@ -14,8 +14,9 @@ from importlib import import_module
 from typing import Any
 
 # First, before anything computes: one float order for MKL and torch, so e5's vectors are the
-# same bits on every Intel CPU (see course_lib.e5_torch; it imports no torch).
-from . import e5_torch as _e5_torch  # noqa: F401  (isort: skip)
+# same bits on every Intel CPU (see course_lib.e5_torch). The root imports nothing else: it
+# sits below every idea in the layers of pyproject.toml.
+from ._support import float_order as _float_order  # noqa: F401  (isort: skip)
 from ._support.version import __version__
 
 # Each name of ``from course_lib import ...`` and the module it lives in, imported on first use.

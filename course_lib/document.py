@@ -33,7 +33,7 @@ from .readers import READERS, ROOT, read_roots, register_reader
 from .text_splitter import SentenceSplitter
 
 __all__ = ["BUILTIN_GROUPS", "READERS", "ROOT", "Document", "GroupRule", "NodeTransform",
-           "check_global_metadata", "register_reader"]
+           "as_embed_dict", "check_global_metadata", "register_reader"]
 
 
 class NodeTransform:
@@ -91,7 +91,7 @@ class Document:
                  embed: Callable[[list[str]], Any] | dict[str, Callable[[list[str]], Any]]
                  | None = None, store: Any = None,
                  global_metadata: dict[str, Any] | None = None) -> None:
-        embed = _as_embed_dict(embed)  # checked before any file is read
+        embed = as_embed_dict(embed)  # checked before any file is read
         global_metadata = check_global_metadata(global_metadata)
         self._setup(read_roots(dataset_path, files=files, texts=texts), embed, store,
                     global_metadata)
@@ -123,7 +123,7 @@ class Document:
         groups over the roots can. Every node gets ``global_metadata`` (one shared dict).
         """
         doc = cls.__new__(cls)  # not cls(texts={}): that refuses an empty knowledge base
-        doc._setup([], _as_embed_dict(embed), store, check_global_metadata(global_metadata))
+        doc._setup([], as_embed_dict(embed), store, check_global_metadata(global_metadata))
         doc._nodes = {ROOT: [], **{name: [] for name in parents}}  # all built, maybe empty
         for name, parent in parents.items():
             if name == ROOT:
@@ -374,7 +374,10 @@ def check_global_metadata(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def _as_embed_dict(embed: Any) -> dict[str, Callable[[list[str]], Any]]:
+def as_embed_dict(embed: Any) -> dict[str, Callable[[list[str]], Any]]:
+    """A ``Document``'s ``embed=`` argument as ``{key: function}`` (``None`` -> ``{}``, one
+    function -> ``{"default": it}``), or ``TypeError``; :func:`course_lib.store.persist.load`
+    checks its argument with it."""
     if embed is None:
         return {}
     if callable(embed):

@@ -66,9 +66,7 @@ from typing import Any
 
 import numpy as np
 
-# Read by MKL and torch when they first compute, not at import: set before any use.
-for _name, _value in (("MKL_CBWR", "AVX2,STRICT"), ("ATEN_CPU_CAPABILITY", "avx2")):
-    os.environ.setdefault(_name, _value)
+from ._support import float_order  # noqa: F401  (MKL_CBWR, ATEN_CPU_CAPABILITY: set first)
 
 PREFIXES = {True: "query: ", False: "passage: "}  # e5's: is_query -> prefix
 WORD_START = "\u2581"  # "▁", SentencePiece's mark of a word start

@@ -1,5 +1,5 @@
 """The embeddings' disk cache (:class:`CachedEmbedder`, keyed by model name and text hash,
-in :mod:`course_lib.store.vector_shards` files) and :func:`expected_queries`, which lets
+in :mod:`course_lib.embedding_shards` files) and :func:`expected_queries`, which lets
 a loop's queries be embedded in one batch.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ._support.places import cache_dir as default_cache_dir
 from .embedding_base import Embedder, _checked
-from .store.vector_shards import (
+from .embedding_shards import (
     DamagedCacheWarning,
     DamagedShard,
     read_shard,

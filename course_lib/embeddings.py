@@ -55,7 +55,7 @@ from .embedding_models import (
     term_id,
 )
 from .embedding_remote import HTTPEmbedder, OpenAIEmbedder
-from .store.vector_shards import DamagedCacheWarning, text_hash
+from .embedding_shards import DamagedCacheWarning, text_hash
 
 __all__ = [
     "BGEM3Embedder", "CachedEmbedder", "CharNgramSparseEmbedder", "E5Embedder", "E5_PREFIXES",

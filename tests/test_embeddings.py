@@ -13,6 +13,7 @@ import pytest
 from openai_standin import StandIn, fake_vector
 
 from course_lib import Document, Retriever
+from course_lib.embedding_shards import read_cache
 from course_lib.embeddings import (
     CachedEmbedder,
     CharNgramSparseEmbedder,
@@ -30,7 +31,6 @@ from course_lib.embeddings import (
     known_prefixes,
     text_hash,
 )
-from course_lib.store.vector_shards import read_cache
 
 
 @pytest.fixture(scope="module")

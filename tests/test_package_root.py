@@ -23,6 +23,14 @@ def test_importing_an_idea_loads_no_lab_module(idea):
     assert out.stdout.split() == [], f"course_lib.{idea} loads {out.stdout.split()}"
 
 
+def test_the_package_root_loads_only_support():
+    script = ("import sys, course_lib; print(' '.join(m for m in sys.modules "
+              "if m.startswith('course_lib.') and not m.startswith('course_lib._support')))")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                         text=True, check=True, timeout=120)
+    assert out.stdout.split() == []
+
+
 def test_every_name_of_the_root_resolves_and_an_unknown_one_is_named():
     for name in course_lib.__all__:
         assert getattr(course_lib, name) is not None, name

@@ -40,3 +40,24 @@ def test_every_module_has_a_row_in_its_part():
         assert f"`{path.name}`" in section, f"README's library tables have no row for {path}"
     assert line_counts.READING_PATH == tuple(re.findall(
         r"`(\w+)`", section[section.index("**A reading path.**"):section.index("lines).")]))
+
+
+def test_the_reading_path_is_true_each_module_imports_only_those_before_it():
+    """Every import (lazy ones too) of a reading-path module from another idea: one before it
+    on the path, or one of the later ideas the README names (``line_counts.LATER``)."""
+    grimp = __import__("pytest").importorskip("grimp")
+    graph = grimp.build_graph("course_lib", cache_dir=None)
+    path, ideas = line_counts.READING_PATH, {*line_counts.READING_PATH, *line_counts.MORE_IDEAS}
+    wrong, later = [], {}
+    for i, module in enumerate(path):
+        imported = {m.split(".")[1] for m in graph.find_modules_directly_imported_by(
+            f"course_lib.{module}")} & ideas
+        wrong += [(module, m) for m in sorted(imported & set(path[i + 1:]))]
+        if imported & set(line_counts.MORE_IDEAS):
+            later[module] = tuple(sorted(imported & set(line_counts.MORE_IDEAS)))
+    assert wrong == [], "on the reading path, these import a module after them"
+    assert later == line_counts.LATER
+    section = " ".join(_section().split())
+    sentence = section[section.index("**A reading path.**"):section.index("The other ideas")]
+    for module, names in later.items():
+        assert all(f"`{name}`" in sentence for name in (module, *names)), module

@@ -32,10 +32,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from course_lib.embedding_shards import read_cache
 from course_lib.embeddings import E5Embedder
 from course_lib.lab.datasets import cache_dir
 from course_lib.lab.reproduce import format_report
-from course_lib.store.vector_shards import read_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(

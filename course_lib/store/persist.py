@@ -58,7 +58,7 @@ import numpy as np
 
 from .._support.validation import check_number
 from ..bm25 import BM25Index
-from ..document import ROOT, Document, _as_embed_dict
+from ..document import ROOT, Document, as_embed_dict
 from ..node import DocNode
 from .json_shape import type_name
 from .safe_folder import SafeFolder, is_regular
@@ -304,7 +304,7 @@ def load(directory: str | os.PathLike[str], embed: Any = None) -> Document:
     in, or was interrupted mid-swap), load waits for that save's lock, repairs an
     interrupted swap, and reads again.
     """
-    embed = _as_embed_dict(embed)  # a wrong argument is a TypeError, not a damaged folder
+    embed = as_embed_dict(embed)  # a wrong argument is a TypeError, not a damaged folder
     kb = _kb_folder(directory)
     shown = Path(directory)
 
