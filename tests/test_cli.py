@@ -1,7 +1,9 @@
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -259,6 +261,7 @@ def test_data_fetches_and_summarises_trial_and_dev(capsys, monkeypatch):
     assert embedded == [["dev", "trial"]]
 
 
+@pytest.mark.slow  # 36-57 s in CI: reproduce's whole pipeline on a file of articles
 def test_reproduce_on_a_file_of_whole_articles_adds_the_sibling_kept_tier(tmp_path):
     from course_lib.lab.datasets import fetch_drcd
 
@@ -275,3 +278,143 @@ def test_reproduce_on_a_file_of_whole_articles_adds_the_sibling_kept_tier(tmp_pa
     tiers = [row["tier"] for row in articles_part["rows"]]
     assert tiers[0] == "sibling kept" and "article removed" in tiers
     assert articles_part["half"] is None and articles_part["ambiguous"] == 11
+
+
+# ==================================================================== bad inputs
+# The command line answers a bad argument with exit status 2 and one argparse-style line
+# on stderr (``python -m course_lib evaluate: error: argument --json: ...``) before any
+# work starts, and leaves no file behind: a parametrised test rather than Cases, since
+# main() returns a status instead of raising. Each row counts toward the matrix.
+
+_EVALUATE = ["evaluate", "--squad", "{d}/ok.json", "--pipeline", "bm25-paragraph"]
+_COMPARE = ["compare", "--squad", "{d}/ok.json"]
+_TWO = ["bm25-paragraph", "bm25-char-paragraph"]
+_CLI_ARGUMENT_CASES = [
+    ("json-into-missing-folder", [*_EVALUATE, "--json", "{d}/missing/r.json"],
+     r"argument --json: the folder .*/missing does not exist; create it first"),
+    ("json-names-a-folder", [*_EVALUATE, "--json", "{d}/out"],
+     r"argument --json: .*/out is a folder; give a file name, e\.g\. --json .*/out/result\.json"),
+    ("json-folder-is-a-file", [*_EVALUATE, "--json", "{d}/plain.txt/r.json"],
+     r"argument --json: the folder .*/plain\.txt is not a folder; create it first"),
+    ("json-empty-name", [*_EVALUATE, "--json", ""],
+     r"argument --json: give a file name, e\.g\. --json result\.json"),
+    ("json-names-a-fifo", [*_EVALUATE, "--json", "{d}/pipe"],
+     r"argument --json: .*/pipe exists and is not a regular file; give the name of a new"),
+    ("squad-missing", ["evaluate", "--squad", "{d}/none.json", "--pipeline", "bm25-paragraph"],
+     r"argument --squad: .*/none\.json: cannot read the SQuAD file \(No such file or "
+     r"directory\); give the path of a SQuAD-format JSON file"),
+    ("squad-malformed", ["evaluate", "--squad", "{d}/bad.json", "--pipeline", "bm25-paragraph"],
+     r"argument --squad: .*/bad\.json: data\[0\]\.paragraphs\[0\] lacks the field 'context'; "
+     r"expected a paragraph"),
+    ("squad-invalid-json",
+     ["evaluate", "--squad", "{d}/broken.json", "--pipeline", "bm25-paragraph"],
+     r"argument --squad: .*/broken\.json is not valid JSON \(.*line 1 column 11\); expected"),
+    ("squad-without-questions",
+     ["evaluate", "--squad", "{d}/empty.json", "--pipeline", "bm25-paragraph"],
+     r"argument --squad: .*/empty\.json has no \(non-empty\) questions to evaluate; give a "
+     r"SQuAD file with questions"),
+    ("docs-per-file-zero", [*_EVALUATE, "--docs-per-file", "0"],
+     r"argument --docs-per-file: must be a whole number ≥ 1, got 0"),
+    ("docs-per-file-text", [*_EVALUATE, "--docs-per-file", "ten"],
+     r"argument --docs-per-file: must be a whole number ≥ 1, got 'ten'"),
+    ("pipeline-misspelt", ["evaluate", "--squad", "{d}/ok.json", "--pipeline", "bm25-paragrap"],
+     r"argument --pipeline: unknown pipeline 'bm25-paragrap'; did you mean bm25-paragraph"),
+    ("pipeline-unknown", ["evaluate", "--squad", "{d}/ok.json", "--pipeline", "xyz"],
+     r"argument --pipeline: unknown pipeline 'xyz'; choose one of .*bm25-paragraph"),
+    ("reproduce-json-names-a-folder", ["reproduce", "--json", "{d}/out"],
+     r"argument --json: .*/out is a folder; give a file name"),
+    ("reproduce-squad-malformed", ["reproduce", "--squad", "{d}/bad.json"],
+     r"argument --squad: .*/bad\.json: data\[0\]\.paragraphs\[0\] lacks the field 'context'"),
+    # evaluate's TREC outputs: checked like --json, and never two outputs into one file
+    ("run-into-missing-folder", [*_EVALUATE, "--run", "{d}/missing/run.txt"],
+     r"argument --run: the folder .*/missing does not exist; create it first"),
+    ("qrels-names-a-folder", [*_EVALUATE, "--qrels", "{d}/out"],
+     r"argument --qrels: .*/out is a folder; give a file name, e\.g\. --qrels .*/out/qrels\.txt"),
+    ("run-empty-name", [*_EVALUATE, "--run", " "],
+     r"argument --run: give a file name, e\.g\. --run run\.txt"),
+    ("qrels-is-the-run-file", [*_EVALUATE, "--run", "{d}/x.txt", "--qrels", "{d}/./x.txt"],
+     r"argument --qrels: .*/x\.txt is also the --run file; give each output its own file"),
+    ("run-is-the-json-file", [*_EVALUATE, "--json", "{d}/r.json", "--run", "{d}/r.json"],
+     r"argument --run: .*/r\.json is also the --json file"),
+    # compare: two or more known pipelines, each named once; a baseline among them
+    ("compare-pipeline-misspelt", [*_COMPARE, "bm25-paragraph", "bm25-char-paragrap"],
+     r"argument PIPELINE: unknown pipeline 'bm25-char-paragrap'; did you mean "
+     r"bm25-char-paragraph or .*\? \(`python -m course_lib pipelines` lists them all\)"),
+    ("compare-pipeline-unknown", [*_COMPARE, "xyz", "bm25-paragraph"],
+     r"argument PIPELINE: unknown pipeline 'xyz'; choose one of .*bm25-paragraph"),
+    ("compare-one-pipeline", [*_COMPARE, "bm25-paragraph"],
+     r"argument PIPELINE: compare needs at least two pipelines, got only 'bm25-paragraph'; "
+     r"name another"),
+    ("compare-duplicate-pipeline",
+     [*_COMPARE, "bm25-paragraph", "bm25-char-paragraph", "bm25-paragraph"],
+     r"argument PIPELINE: 'bm25-paragraph' is named twice; name each pipeline once"),
+    ("compare-same-pipeline-twice", [*_COMPARE, "bm25-paragraph", "bm25-paragraph"],
+     r"argument PIPELINE: 'bm25-paragraph' is named twice"),
+    ("compare-no-pipeline", _COMPARE,
+     r"the following arguments are required: PIPELINE"),
+    ("compare-baseline-misspelt", [*_COMPARE, *_TWO, "--baseline", "bm25-paragrap"],
+     r"argument --baseline: unknown pipeline 'bm25-paragrap'; did you mean bm25-paragraph"),
+    ("compare-baseline-not-compared", [*_COMPARE, *_TWO, "--baseline", "bm25-coarse"],
+     r"argument --baseline: 'bm25-coarse' is not among the pipelines compared "
+     r"\(bm25-paragraph, bm25-char-paragraph\); name it among them too"),
+    ("compare-json-into-missing-folder", [*_COMPARE, *_TWO, "--json", "{d}/missing/c.json"],
+     r"argument --json: the folder .*/missing does not exist; create it first"),
+    ("compare-squad-missing", ["compare", "--squad", "{d}/none.json", *_TWO],
+     r"argument --squad: .*/none\.json: cannot read the SQuAD file \(No such file"),
+    ("compare-docs-per-file-zero", [*_COMPARE, *_TWO, "--docs-per-file", "0"],
+     r"argument --docs-per-file: must be a whole number ≥ 1, got 0"),
+]
+_CLI_PARAMS = [pytest.param(*case, id=case[0]) for case in _CLI_ARGUMENT_CASES] + [
+    pytest.param("json-folder-not-writable", [*_EVALUATE, "--json", "{d}/locked/r.json"],
+                 r"argument --json: cannot write into the folder .*/locked \(Permission "
+                 r"denied\); choose a folder you can write to", id="json-folder-not-writable",
+                 marks=pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")),
+]
+
+
+def _cli_files(tmp_path: Path) -> None:
+    """The files the command-line cases name, in ``tmp_path``."""
+    import json
+    qa = {"id": "q1", "question": "乙？", "answers": [{"text": "乙", "answer_start": 1}]}
+    good = {"data": [{"paragraphs": [{"context": "甲乙丙丁。", "qas": [qa]}]}]}
+    (tmp_path / "ok.json").write_text(json.dumps(good), encoding="utf-8")
+    (tmp_path / "bad.json").write_text('{"data": [{"paragraphs": [{"qas": []}]}]}')
+    (tmp_path / "broken.json").write_text('{"data": [')
+    (tmp_path / "empty.json").write_text('{"data": []}')
+    (tmp_path / "plain.txt").write_text("not a folder")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "locked").mkdir(mode=0o555)
+    os.mkfifo(tmp_path / "pipe")
+
+
+def _cli_no_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any start of the real work fail the test loudly (arguments come first)."""
+
+    def reached(*args: object, **kwargs: object) -> None:
+        raise AssertionError("work started before the arguments were checked")
+
+    for name in ("course_lib.lab.cli.build_knowledge_base", "course_lib.lab.cli.fetch_cmrc2018",
+                 "course_lib.lab.evaluation.evaluate", "course_lib.lab.reproduce.reproduce"):
+        monkeypatch.setattr(name, reached)
+
+
+@pytest.mark.parametrize(("name", "argv", "match"), _CLI_PARAMS)
+def test_cli_bad_argument_exits_2_before_any_work(name: str, argv: list[str], match: str,
+                                                  tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    _cli_files(tmp_path)
+    _cli_no_work(monkeypatch)
+    before = sorted(tmp_path.rglob("*"))
+    try:
+        code = main([arg.format(d=tmp_path) for arg in argv])
+    except SystemExit as exit_:  # tolerated: argparse's own way to say the same
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2, f"{name}: exit status {code}"
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and err.splitlines()[-1] == errors[0], err  # one line, last
+    assert errors[0].startswith(f"python -m course_lib {argv[0]}: error: "), errors[0]
+    assert re.search(match, errors[0]), f"{name}: {errors[0]!r} !~ {match!r}"
+    assert "Traceback" not in err
+    assert sorted(tmp_path.rglob("*")) == before, "a file was left behind"

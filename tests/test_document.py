@@ -1,8 +1,22 @@
 import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+from bad_inputs import (
+    Case,
+    clear_error_test,
+)
 
-from course_lib import ROOT, DocNode, Document, NodeTransform, SentenceSplitter, register_reader
+from course_lib import (
+    ROOT,
+    DocNode,
+    Document,
+    NodeTransform,
+    SentenceSplitter,
+    register_reader,
+)
 from course_lib.document import READERS
 
 TEXTS = {"a.txt": "第一段。第一段第二句。\n第二段。", "b.txt": "Alpha beta.\nGamma delta."}
@@ -251,3 +265,57 @@ def test_generator_transforms_and_nodes_made_elsewhere():
     assert [n.text for n in doc.get_nodes("lines")][:2] == ["第一段。第一段第二句。", "第二段。"]
     empty = Document.from_nodes([], {})  # an empty document is allowed only from nodes
     assert empty.get_nodes(ROOT) == [] and "FineChunk" in empty.groups()
+
+
+# ==================================================================== bad inputs
+# Document's own checks: global_metadata, and what a group's transform returns.
+
+def _transform(transform: Callable[[Any], Any], **options: Any) -> Any:
+    doc = Document(texts={"a.txt": "长城很长。\n茶很香。"})
+    doc.create_node_group("bad", transform=transform, **options)
+    return doc.get_nodes("bad")
+
+
+DOCUMENT_CASES: list[Case] = [Case("readers", *c) for c in [
+    ("lone-surrogate-from-a-transform", lambda t: _transform(lambda s: ["茶\ud800"]),
+     ValueError, r"node 0 made by transform \S*<lambda> of group 'bad' from 'a\.txt' holds a "
+                 r"lone surrogate"),
+    # -- global_metadata: a dict of JSON values with string keys
+    ("global-metadata-a-list", lambda t: Document(texts=["甲"], global_metadata=["CC0"]),
+     TypeError, r"global_metadata must be a dict such as \{'source': 'CMRC 2018'\}, got list"),
+    ("global-metadata-int-key", lambda t: Document(texts=["甲"], global_metadata={1: "a"}),
+     TypeError, r"global_metadata keys must be strings, got int 1"),
+    ("global-metadata-not-json",
+     lambda t: Document(texts=["甲"], global_metadata={"files": {Path("a")}}),
+     TypeError, r"global_metadata\['files'\] is a set, which JSON cannot hold"),
+    ("transform-returning-its-own-global-metadata",
+     lambda t: _transform(lambda s: [DocNode(s, global_metadata={"licence": "x"})]),
+     ValueError, r"transform \S*<lambda> of group 'bad' returned a DocNode with its own "
+                 r"global_metadata .* put facts about this node in its metadata"),
+    # -- transforms: name the transform, the group and what it must return
+    ("transform-returning-docnode-of-int", lambda t: _transform(lambda s: [DocNode(123)]),
+     TypeError, r"transform \S*<lambda> of group 'bad' returned a DocNode whose text is int "
+                r"\(123\) for parent node 'a\.txt'; it must return str, a DocNode whose text"),
+    ("transform-returning-a-dict", lambda t: _transform(lambda s: {"text": s}),
+     TypeError, r"transform \S*<lambda> of group 'bad' must return str, DocNode or a list of "
+                r"them \(or None\), got dict"),
+    ("transform-returning-ints", lambda t: _transform(lambda s: [1, 2]),
+     TypeError, r"transform \S*<lambda> of group 'bad' returned int 1 inside its list.*"
+                r"expected str or DocNode"),
+]]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(DOCUMENT_CASES)
+
+
+def _split_on_text_of_node(node: str) -> list[str]:
+    return node.text.split("\n")  # a str has no .text: trans_node=True was forgotten
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "threads"])
+def test_readers_transform_raising_keeps_its_error_with_a_note(workers: int) -> None:
+    with pytest.raises(AttributeError, match="'str' object has no attribute 'text'") as raised:
+        _transform(_split_on_text_of_node, num_workers=workers)
+    note = " ".join(raised.value.__notes__)
+    assert "transform _split_on_text_of_node of node group 'bad'" in note
+    assert "parent node 'a.txt'" in note and "pass trans_node=True" in note

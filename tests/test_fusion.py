@@ -1,4 +1,13 @@
+
 import pytest
+from bad_inputs import (
+    NODES,
+    PATH_MUST,
+    TOPK,
+    Case,
+    all_nodes,
+    clear_error_test,
+)
 
 from course_lib import DocNode
 from course_lib.fusion import (
@@ -144,3 +153,57 @@ def test_an_error_inside_a_path_keeps_its_type_and_says_which_path():
 def test_found_by_keeps_each_paths_best_rank():
     merged = MultiRetriever({"one": lambda q: nodes("a", "b", "a")})("q")
     assert [(n.uid, n.found_by) for n in merged] == [("a", {"one": 1}), ("b", {"one": 2})]
+
+
+# ==================================================================== bad inputs
+# MultiRetriever, reciprocal rank fusion and union: bad arguments and bad paths.
+
+FUSION_CASES: list[Case] = [
+    # -- MultiRetriever
+    Case("fusion", "multi-retriever-topk-minus-one",
+         lambda tmp: MultiRetriever({"all": all_nodes}, topk=-1), ValueError, TOPK + "-1"),
+    Case("fusion", "multi-retriever-topk-zero",
+         lambda tmp: MultiRetriever({"all": all_nodes}, topk=0), ValueError, TOPK + "0"),
+    Case("fusion", "multi-retriever-topk-bool",
+         lambda tmp: MultiRetriever({"all": all_nodes}, topk=True), ValueError, TOPK + "True"),
+    Case("fusion", "multi-retriever-path-returns-none",
+         lambda tmp: MultiRetriever({"all": all_nodes, "qa": lambda q: None})("长城"),
+         TypeError, r"retrieval path 'qa' \(#2, <function .*\) returned None; " + PATH_MUST),
+    Case("fusion", "multi-retriever-path-returns-a-string",
+         lambda tmp: MultiRetriever({"text": lambda q: "长城"}, max_workers=2)("长城"),
+         TypeError, r"retrieval path 'text' \(#1, .*\) returned '长城' \(str\); " + PATH_MUST),
+    Case("fusion", "multi-retriever-path-returns-ints",
+         lambda tmp: MultiRetriever({"ids": lambda q: [123]})("长城"),
+         TypeError, r"retrieval path 'ids' .* item \[0\] is 123 \(int\), not a DocNode; "
+                    + PATH_MUST),
+    Case("fusion", "multi-retriever-path-not-callable",
+         lambda tmp: MultiRetriever({"bm25": "bm25_chinese"}),
+         TypeError, r"retrieval path 'bm25' \(#1\) must be callable query -> list of DocNodes, "
+                    r"got str"),
+    Case("fusion", "multi-retriever-paths-a-list", lambda tmp: MultiRetriever([all_nodes]),
+         TypeError, r"paths must be a dict name -> retriever, .* got list"),
+    Case("fusion", "multi-retriever-no-paths", lambda tmp: MultiRetriever({}),
+         ValueError, r"paths is empty: give at least one retriever"),
+    Case("fusion", "multi-retriever-unknown-fusion",
+         lambda tmp: MultiRetriever({"all": all_nodes}, fusion="max"),
+         ValueError, r"fusion must be 'union' or 'rrf', got 'max'"),
+    Case("fusion", "multi-retriever-negative-workers",
+         lambda tmp: MultiRetriever({"all": all_nodes}, max_workers=-1),
+         ValueError, r"max_workers must be an integer >= 0, got -1"),
+    # -- reciprocal rank fusion and union
+    Case("fusion", "rrf-negative-k", lambda tmp: reciprocal_rank_fusion([NODES], k=-1),
+         ValueError, r"k must be a number >= 0, got -1"),
+    Case("fusion", "rrf-nan-k", lambda tmp: reciprocal_rank_fusion([NODES], k=float("nan")),
+         ValueError, r"k must be a number >= 0, got nan"),
+    Case("fusion", "rrf-topk-zero", lambda tmp: reciprocal_rank_fusion([NODES], topk=0),
+         ValueError, TOPK + "0"),
+    Case("fusion", "rrf-topk-minus-one", lambda tmp: reciprocal_rank_fusion([NODES], topk=-1),
+         ValueError, TOPK + "-1"),
+    Case("fusion", "rrf-ranking-none", lambda tmp: reciprocal_rank_fusion([NODES, None]),
+         TypeError, r"rankings\[1\] must be a list of DocNodes, got NoneType"),
+    Case("fusion", "union-ranking-of-strings", lambda tmp: union([["长城"]]),
+         TypeError, r"rankings\[0\]\[0\] must be a DocNode, got str"),
+]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(FUSION_CASES)

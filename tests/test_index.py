@@ -1,7 +1,14 @@
 """The index layer: every index keeps one contract, and a Document holds no cache dict."""
 
+
 import numpy as np
 import pytest
+from bad_inputs import (
+    EMPTY_GROUP,
+    Case,
+    clear_error_test,
+    ret_doc,
+)
 
 from course_lib import DocNode, Document, Retriever
 from course_lib.bm25 import BM25Index
@@ -108,3 +115,16 @@ def test_a_bm25_score_that_rounds_to_zero_is_not_a_match():
     index.matrix.data[:] = [4e-7, 0.5]  # document 0's weight rounds to 0.0
     ids, _ = index.search(["a", "b"], 5)
     assert ids.tolist() == [1]
+
+
+# ==================================================================== bad inputs
+# The index layer names an empty group as clearly as the Retriever does.
+
+INDEX_CASES: list[Case] = [Case("retrieval", *c) for c in [
+    ("empty-group-index-layer",
+     lambda t: ret_doc().index("nothing").search(get_similarity("bm25"), "长城", 3),
+     ValueError, EMPTY_GROUP),
+]]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(INDEX_CASES)

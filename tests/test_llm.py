@@ -1,9 +1,20 @@
 import re
 import time
+from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import openai._base_client
 import pytest
+from bad_inputs import (
+    HANG_MARGIN,
+    NOWHERE,
+    SECONDS,
+    Case,
+    clear_error_test,
+    llm_server,
+)
 from openai_standin import StandIn
 
 from course_lib import llm as llm_module
@@ -383,3 +394,123 @@ def test_the_offline_qa_pairs_are_questions_whose_answer_the_sentence_holds():
         assert question.endswith("？") and "____" not in question and answer not in question
     # a place that opens the sentence is its topic: the question asks about another
     assert question_qa_pairs("长城东起山海关。") == [("长城东起哪里？", "山海关")]
+
+
+# ==================================================================== bad inputs
+# A chat call ends within its deadline against a silent or a dripping server; partial
+# settings name the missing variable; a malformed URL or a bad number fails before any
+# request. The hang cases assert a bound (deadline + margin) inside their call: a bound
+# on a hang, not a speed test. Without the deadline the drip runs for ~30 s.
+
+_LLM_SETTINGS = ("COURSE_LLM_BASE_URL", "COURSE_LLM_MODEL", "COURSE_LLM_API_KEY")
+
+
+def _hang(behaviour: str, bound: float, **options: Any) -> Callable[[Path], Any]:
+    """A chat call on the ``behaviour`` server that must fail within ``bound`` seconds."""
+    def call(tmp_path: Path) -> None:
+        chat = OpenAIChat("m", base_url=llm_server(behaviour).url, **options)
+        start = time.monotonic()
+        try:
+            chat.chat("x")
+        finally:
+            elapsed = time.monotonic() - start
+            assert elapsed < bound + HANG_MARGIN, f"not cut off after {elapsed:.1f} s"
+    return call
+
+
+def _settings(call: Callable[[], Any], **settings: str) -> Callable[[Path], Any]:
+    """``call()`` with exactly these COURSE_LLM_* variables set."""
+    def run(tmp_path: Path) -> Any:
+        with pytest.MonkeyPatch.context() as patch:
+            for name in _LLM_SETTINGS:
+                patch.delenv(name, raising=False)
+            for name, value in settings.items():
+                patch.setenv(name, value)
+            return call()
+    return run
+
+
+def _chat(**options: Any) -> Callable[[Path], Any]:
+    return lambda tmp_path: OpenAIChat(**{"model": "m", "base_url": NOWHERE, **options})
+
+
+def _bad_url(name: str, url: Any, problem: str) -> Case:
+    return Case("llm", f"base-url-{name}", _chat(base_url=url), ValueError,
+                r"base_url must be an http:// or https:// URL with a host, e\.g\. "
+                rf"'https://api\.openai\.com/v1'.*; got {re.escape(repr(url))}: .*{problem}")
+
+
+_LLM_TOO_SLOW = r"pass larger timeout= and deadline= \(seconds\) to OpenAIChat or get_llm"
+
+
+LLM_CASES: list[Case] = [
+    # Hangs: a per-read timeout never trips on a drip; the try's timeout and the deadline do.
+    Case("llm", "drip-cut-off-by-timeout", _hang("drip", 0.5, timeout=0.5, retries=0),
+         LLMError, r"failed after 1 try: APITimeoutError.*within timeout=0\.5 s per try; "
+                   r"pass a larger timeout="),
+    Case("llm", "drip-cut-off-by-deadline", _hang("drip", 0.6, timeout=30, deadline=0.6),
+         LLMError, r"no complete reply within the deadline of 0\.6 s \(1 try.*" + _LLM_TOO_SLOW),
+    Case("llm", "silent-cut-off-by-deadline-over-retries",
+         _hang("silent", 1.2, timeout=0.2, deadline=1.2, retries=3),
+         LLMError, r"deadline of 1\.2 s \(\d tries, each allowed timeout=0\.2 s.*" + _LLM_TOO_SLOW),
+    Case("llm", "silent-cut-off-by-timeout", _hang("silent", 0.4, timeout=0.4, retries=0),
+         LLMError, r"APITimeoutError.*within timeout=0\.4 s per try; pass a larger timeout="),
+    # Partial settings: name what is missing, what is set, and both ways out.
+    Case("llm", "settings-url-and-key-no-model",
+         _settings(get_llm, COURSE_LLM_BASE_URL=NOWHERE, COURSE_LLM_API_KEY="k"), LLMError,
+         r"COURSE_LLM_MODEL is not set \(set: COURSE_LLM_BASE_URL, COURSE_LLM_API_KEY\)\. "
+         r"Set COURSE_LLM_MODEL too .*or unset .* to use the offline stand-in"),
+    Case("llm", "settings-model-and-key-no-url",
+         _settings(get_llm, COURSE_LLM_MODEL="m", COURSE_LLM_API_KEY="k"), LLMError,
+         r"COURSE_LLM_BASE_URL is not set \(set: COURSE_LLM_MODEL, COURSE_LLM_API_KEY\)\. "
+         r"Set COURSE_LLM_BASE_URL too"),
+    Case("llm", "settings-url-only", _settings(get_llm, COURSE_LLM_BASE_URL=NOWHERE),
+         LLMError, r"COURSE_LLM_MODEL is not set \(set: COURSE_LLM_BASE_URL\)\. Set "
+                   r"COURSE_LLM_MODEL too \(e\.g\. COURSE_LLM_MODEL=qwen-plus"),
+    Case("llm", "settings-key-only", _settings(get_llm, COURSE_LLM_API_KEY="k"), LLMError,
+         r"COURSE_LLM_BASE_URL and COURSE_LLM_MODEL are not set \(set: COURSE_LLM_API_KEY\).*"
+         r"or unset COURSE_LLM_API_KEY to use the offline stand-in"),
+    Case("llm", "settings-model-argument-no-url", _settings(lambda: get_llm(model="m")),
+         LLMError, r"COURSE_LLM_BASE_URL is not set \(set: COURSE_LLM_MODEL\)"),
+    Case("llm", "settings-no-url-for-openaichat",
+         _settings(lambda: OpenAIChat("m"), COURSE_LLM_API_KEY="k"), LLMError,
+         r"OpenAIChat needs a base URL \(base_url= or COURSE_LLM_BASE_URL\): set "),
+    Case("llm", "settings-malformed-url",
+         _settings(get_llm, COURSE_LLM_BASE_URL="htp//127.0.0.1:8000/v1", COURSE_LLM_MODEL="m"),
+         ValueError, r"COURSE_LLM_BASE_URL must be an http:// or https:// URL with a host, "
+                     r"e\.g\. .*got 'htp//127\.0\.0\.1:8000/v1': it does not start with http://"),
+    # Malformed URLs, refused before any request (was: 8 s of retries, "Connection error.").
+    _bad_url("no-scheme", "htp//127.0.0.1:8000/v1", "does not start with http:// or https://"),
+    _bad_url("host-and-port-only", "localhost:11434/v1", "does not start with http:// or https://"),
+    _bad_url("scheme-htp", "htp://127.0.0.1:8000/v1", "scheme 'htp' is not http or https"),
+    _bad_url("no-host", "http:///v1", "no host name"),
+    _bad_url("port-not-a-number", "http://127.0.0.1:80a/v1", "Port could not be cast"),
+    _bad_url("space", "http://exa mple.com/v1", "contains a space"),
+    _bad_url("endpoint-path",
+             "https://api.openai.com/v1/chat/completions", "which the client adds itself"),
+    Case("llm", "base-url-not-a-string", _chat(base_url=8000), TypeError,
+         r"base_url must be a URL string \(e\.g\. 'https://api\.openai\.com/v1'.*\), got int"),
+    # Numbers: seconds in (0, 3600], retries in [0, 10].
+    Case("llm", "timeout-negative", _chat(timeout=-1), ValueError, "timeout" + SECONDS + "-1"),
+    Case("llm", "timeout-nan", _chat(timeout=float("nan")), ValueError,
+         "timeout" + SECONDS + "nan"),
+    Case("llm", "timeout-string", _chat(timeout="5"), ValueError, "timeout" + SECONDS + "'5'"),
+    Case("llm", "timeout-infinite", _chat(timeout=float("inf")), ValueError,
+         "timeout" + SECONDS + "inf"),
+    Case("llm", "deadline-zero", _chat(deadline=0), ValueError, "deadline" + SECONDS + "0"),
+    Case("llm", "retries-negative", _chat(retries=-1), ValueError,
+         r"retries must be an integer in \[0, 10\], got -1"),
+    Case("llm", "retries-float", _chat(retries=2.5), ValueError,
+         r"retries must be an integer in \[0, 10\], got 2\.5"),
+    Case("llm", "retries-string", _chat(retries="3"), ValueError,
+         r"retries must be an integer in \[0, 10\], got '3'"),
+    Case("llm", "temperature-nan", _chat(temperature=float("nan")), ValueError,
+         r"temperature must be a number in \[0, 2\], got nan"),
+    Case("llm", "model-empty", _chat(model=" "), ValueError,
+         r"model is empty: give the model's name, e\.g\. 'qwen-plus'"),
+    Case("llm", "prompt-not-a-string", lambda tmp_path: OpenAIChat(
+         "m", base_url=NOWHERE).chat(["长城"]), TypeError, r"prompt must be a string, got list"),
+]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(LLM_CASES)

@@ -3,9 +3,15 @@
 import os
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
+from bad_inputs import (
+    Case,
+    clear_error_test,
+    plain_file,
+)
 from pymilvus import DataType
 
 from course_lib import Document, Retriever
@@ -206,3 +212,33 @@ def test_an_unwritable_folder_is_named_with_the_reason(tmp_path):
         assert str(locked) in str(error.value)
     finally:
         locked.chmod(0o755)
+
+
+# ==================================================================== bad inputs
+# MilvusStore's arguments: a wrong metric or database folder is a clear error.
+
+def _milvus(**kwargs: Any) -> Any:
+    from course_lib.store.milvus_store import MilvusStore
+
+    return MilvusStore(**kwargs)
+
+
+def _milvus_error() -> type[BaseException]:
+    from course_lib.store.milvus_store import MilvusStoreError
+
+    return MilvusStoreError
+
+
+STORE_CASES: list[Case] = [
+    Case("stores", "milvus-metric-unknown", lambda tmp: _milvus(metric="L2"), ValueError,
+         r"metric must be 'COSINE' or 'IP', got 'L2'"),
+    Case("stores", "milvus-folder-missing",
+         lambda tmp: _milvus(uri=str(tmp / "missing" / "m.db")), _milvus_error(),
+         r"cannot open the Milvus Lite database .*m\.db: the folder .*missing does not exist"),
+    Case("stores", "milvus-folder-is-a-file",
+         lambda tmp: _milvus(uri=str(plain_file(tmp) / "m.db")), _milvus_error(),
+         r"cannot open the Milvus Lite database .*: .*file is a file, not a folder"),
+]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(STORE_CASES)

@@ -10,12 +10,26 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from bad_inputs import (
+    Case,
+    clear_error_test,
+    plain_file,
+)
 
-from course_lib import Document, Retriever, load_sample, split_paragraphs
-from course_lib.embeddings import CachedEmbedder, USEEmbedder
+from course_lib import (
+    Document,
+    Retriever,
+    load_sample,
+    split_paragraphs,
+)
+from course_lib.embeddings import (
+    CachedEmbedder,
+    USEEmbedder,
+)
 from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import LLMParser, QADocNode
 from course_lib.store import safe_folder
@@ -560,3 +574,74 @@ def test_metadata_json_cannot_store_is_refused_naming_the_node_and_field(tmp_pat
                                          r"'line'\): its metadata field 'tags' holds set"):
         save(doc, folder)
     assert lines_of(folder) == before  # the old copy is intact
+
+
+# ==================================================================== bad inputs
+# save, load and load_or_build refuse what would lose a learner's files or read nothing.
+
+def _corpus_with_notes(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "notes.txt").write_text("我的笔记", encoding="utf-8")
+    return corpus
+
+
+def _save_into_corpus(tmp_path: Path) -> None:
+    from course_lib.store.persist import save
+
+    corpus = _corpus_with_notes(tmp_path)
+    try:
+        save(Document(texts={"a": "甲。"}), corpus)
+    finally:  # refused, and nothing of the learner's lost
+        assert sorted(p.name for p in corpus.iterdir()) == ["notes.txt"]
+
+
+def _load_or_build_over_corpus(tmp_path: Path) -> None:
+    from course_lib.store.persist import load_or_build
+
+    corpus, reports, built = _corpus_with_notes(tmp_path), [], []
+    try:
+        load_or_build(corpus, lambda: built.append(1) or Document(texts={"a": "甲。"}),
+                      report=reports.append)
+    finally:  # refused before building or announcing a rebuild
+        assert built == [] and reports == []
+        assert sorted(p.name for p in corpus.iterdir()) == ["notes.txt"]
+
+
+def _persist(name: str) -> Any:
+    from course_lib.store import persist
+
+    return getattr(persist, name)
+
+
+STORE_CASES: list[Case] = [
+    Case("stores", "save-into-a-corpus-folder", _save_into_corpus, ValueError,
+         r"corpus' is not a saved knowledge base, so it is left untouched.*notes\.txt"
+         r".*Save into a new folder"),
+    Case("stores", "load-or-build-over-a-corpus-folder", _load_or_build_over_corpus, ValueError,
+         r"is not a saved knowledge base.*Save into a new folder"),
+    Case("stores", "save-into-the-working-folder",
+         lambda tmp: _persist("save")(Document(texts={"a": "甲。"}), "."), ValueError,
+         r"directory '\.' is the folder Python runs in.*save\(doc, 'kb'\)"),
+    Case("stores", "save-over-a-plain-file",
+         lambda tmp: _persist("save")(Document(texts={"a": "甲。"}), plain_file(tmp)),
+         ValueError, r"file' is not a saved knowledge base.*it is not a folder"),
+    Case("stores", "save-not-a-document",
+         lambda tmp: _persist("save")("a document", tmp / "kb"), TypeError,
+         r"doc must be a Document, got str"),
+    Case("stores", "build-returns-not-a-document",
+         lambda tmp: _persist("load_or_build")(tmp / "kb", lambda: "a document",
+                                               report=lambda _: None),
+         TypeError, r"build\(\) must return a Document, got str"),
+    Case("stores", "load-a-folder-without-a-knowledge-base",
+         lambda tmp: _persist("load")(_corpus_with_notes(tmp)), RuntimeError,
+         r"corpus holds no saved knowledge base \(no manifest\.json\)"),
+    Case("stores", "load-a-number", lambda tmp: _persist("load")(42), TypeError,
+         r"directory must be a str or Path, got int"),
+    Case("stores", "save-timeout-negative",
+         lambda tmp: _persist("save")(Document(texts={"a": "甲。"}), tmp / "kb", timeout=-1),
+         ValueError, r"timeout must be a number >= 0, got -1"),
+]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(STORE_CASES)

@@ -1,7 +1,26 @@
-import pytest
+from typing import Any
 
-from course_lib import DocNode, Document, Retriever, load_sample, split_paragraphs
-from course_lib.lab.widgets import answer_html, chat_panel, format_answer
+import pytest
+from bad_inputs import (
+    PATH_MUST,
+    Case,
+    all_nodes,
+    char_overlap,
+    clear_error_test,
+)
+
+from course_lib import (
+    DocNode,
+    Document,
+    Retriever,
+    load_sample,
+    split_paragraphs,
+)
+from course_lib.lab.widgets import (
+    answer_html,
+    chat_panel,
+    format_answer,
+)
 from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import LLMParser
 from course_lib.rag import MultiPathRAG, answer_contains, llm_context_recall
@@ -79,3 +98,36 @@ def test_chapter_rag_embeds_with_e5(cmrc_kb):
     assert {key: e.name for key, e in cosine.doc.embed.items()} == \
         {"e5": "multilingual-e5-small-q4-torch-v2"}
     assert rag.reranker.scorer.embedder.name == "multilingual-e5-small-q4-torch-v2"
+
+
+# ==================================================================== bad inputs
+# MultiPathRAG: its arguments and what its paths hand back.
+
+def _rag(**kwargs: Any) -> MultiPathRAG:
+    return MultiPathRAG({"all": all_nodes}, **{"llm": OfflineLLM(), **kwargs})
+
+
+RAG_CASES: list[Case] = [
+    # -- MultiPathRAG
+    Case("fusion", "rag-context-size-zero", lambda tmp: _rag(context_size=0),
+         ValueError, r"context_size must be an integer >= 1, got 0"),
+    Case("fusion", "rag-unknown-rewrite", lambda tmp: _rag(rewrite="hyde"),
+         ValueError, r"rewrite must be None, 'expand' or 'multi', got 'hyde'"),
+    Case("fusion", "rag-reranker-a-string", lambda tmp: _rag(reranker="bge-reranker"),
+         TypeError, r"reranker must be None or a Reranker .*got str"),
+    Case("fusion", "rag-reranker-returns-texts",
+         lambda tmp: _rag(reranker=Reranker(model=char_overlap, output_format="content")),
+         ValueError, r"reranker must hand back nodes: build it with output_format=None"),
+    Case("fusion", "rag-llm-a-string", lambda tmp: _rag(llm="gpt-4o"),
+         TypeError, r"llm must be None \(the configured one\) or a chat LLM .*got str"),
+    Case("fusion", "rag-qa-path-returns-none",
+         lambda tmp: _rag(qa_path=lambda q: None).ask("长城东起哪里？"),
+         TypeError, r"retrieval path 'qa pairs' \(.*\) returned None; " + PATH_MUST),
+    Case("fusion", "rag-negative-workers", lambda tmp: _rag(max_workers=-2),
+         ValueError, r"max_workers must be an integer >= 0, got -2"),
+    Case("fusion", "rag-question-not-a-string", lambda tmp: _rag().ask(["长城", "故宫"]),
+         TypeError, r"query must be a string, got list"),
+]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(RAG_CASES)

@@ -1,5 +1,8 @@
 """The README's library section says what the package holds: every module has a row, and
-the line counts of the reading path and the plumbing are today's (tools/line_counts.py)."""
+the line counts of the reading path and the plumbing are today's to within 10 %
+(tools/line_counts.py): a guide to sizes, not a pin that every edit must update. The rules
+themselves are tested: the reading order (below), the layering (test_architecture.py) and
+the size limit of a module (test_package_root.py)."""
 
 import importlib.util
 import re
@@ -17,19 +20,26 @@ def _section() -> str:
     return README[start:README.index("\n## ", start + 1)]
 
 
-def test_the_readme_states_todays_line_counts():
+TOLERANCE = 0.10  # how far the README's counts may drift from today's before they are updated
+
+
+def test_the_readme_states_the_line_counts_to_within_10_percent():
     counts = line_counts.counts()
     section = " ".join(_section().split())
-    expected = {"reading path": rf"\(({counts['reading path']:,}) lines\)",
-                "other ideas": rf"notebooks \(({counts['other ideas']:,}) lines\)",
-                "plumbing": rf"plumbing holds ({counts['plumbing']:,}) lines",
-                "lab": rf"`lab/` ({counts['lab']:,}) ",
-                "store": rf"`store/` ({counts['store']:,}) ",
-                "_support": rf"`_support/` ({counts['_support']:,}) "}
-    for name, pattern in expected.items():
-        assert re.search(pattern, section), (
-            f"README's library section does not say {name}: {counts[name]:,} lines "
-            f"(python tools/line_counts.py)")
+    number = r"(\d[\d,]*)"
+    patterns = {"reading path": rf"\({number} lines\)",
+                "other ideas": rf"notebooks \({number} lines\)",
+                "plumbing": rf"plumbing holds {number} lines",
+                "lab": rf"`lab/` {number} ",
+                "store": rf"`store/` {number} ",
+                "_support": rf"`_support/` {number} "}
+    for name, pattern in patterns.items():
+        found = re.search(pattern, section)
+        assert found, f"README's library section does not give the lines of {name}"
+        stated = int(found.group(1).replace(",", ""))
+        assert abs(stated - counts[name]) <= TOLERANCE * counts[name], (
+            f"README's library section says {name}: {stated:,} lines, today {counts[name]:,}: "
+            f"more than {TOLERANCE:.0%} off (python tools/line_counts.py)")
 
 
 def test_every_module_has_a_row_in_its_part():

@@ -38,9 +38,9 @@ from course_lib.lab.datasets import cache_dir
 from course_lib.lab.reproduce import format_report
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(  # minutes: reproduce on two machines
     os.environ.get("COURSE_SLOW_TESTS") != "1",
-    reason="slow: run by `make test-reproducible` and CI (COURSE_SLOW_TESTS=1)")
+    reason="slow: run by `make test-reproducible` and CI (COURSE_SLOW_TESTS=1)")]
 
 # Two machines as unlike as this one can imitate: the generic kernel on one thread and
 # the AVX2 kernel on two, with different hash seeds.

@@ -1,8 +1,20 @@
+
 import numpy as np
 import pytest
+from bad_inputs import (
+    NODES,
+    TOPK,
+    Case,
+    char_overlap,
+    clear_error_test,
+)
 from openai_standin import StandIn
 
-from course_lib import DocNode, load_sample, split_paragraphs
+from course_lib import (
+    DocNode,
+    load_sample,
+    split_paragraphs,
+)
 from course_lib.rerank import (
     FEATURES,
     RERANKERS,
@@ -427,3 +439,72 @@ def test_default_feature_reranker_uses_the_offline_e5():
 
     assert FeatureReranker().embedder is default_embedder()
     assert default_embedder().name == "multilingual-e5-small-q4-torch-v2"
+
+
+# ==================================================================== bad inputs
+# Reranker, FeatureReranker and KeywordFilter: their arguments and what they are called with.
+
+RERANK_CASES: list[Case] = [
+    # -- Reranker: its arguments, checked when it is built
+    Case("fusion", "reranker-nan-cut-off",
+         lambda tmp: Reranker(model=char_overlap, score_cut_off=float("nan")),
+         ValueError, r"score_cut_off must be a number, got nan \(NaN compares false"),
+    Case("fusion", "reranker-topk-zero", lambda tmp: Reranker(model=char_overlap, topk=0),
+         ValueError, TOPK + "0"),
+    Case("fusion", "reranker-topk-bool", lambda tmp: Reranker(model=char_overlap, topk=True),
+         ValueError, TOPK + "True"),
+    Case("fusion", "reranker-topk-float", lambda tmp: Reranker(model=char_overlap, topk=2.5),
+         ValueError, TOPK + "2.5"),
+    Case("fusion", "reranker-unknown-name", lambda tmp: Reranker("Cohere"),
+         ValueError, r"unknown reranker 'Cohere'; choose 'ModuleReranker', 'KeywordFilter'"),
+    Case("fusion", "reranker-bad-output-format",
+         lambda tmp: Reranker(model=char_overlap, output_format="json"),
+         ValueError, r"output_format must be one of \(None, 'content', 'dict'\), got 'json'"),
+    Case("fusion", "reranker-join-without-content",
+         lambda tmp: Reranker(model=char_overlap, join="\n"),
+         ValueError, r"join needs output_format='content'"),
+    Case("fusion", "reranker-join-not-a-string",
+         lambda tmp: Reranker(model=char_overlap, output_format="content", join=1),
+         ValueError, r"join must be True, False or a separator string, got 1"),
+    Case("fusion", "reranker-model-of-a-wrong-type", lambda tmp: Reranker(model=42),
+         TypeError, r"model must be a model name or folder, a callable .* or None, got int"),
+    Case("fusion", "reranker-feature-weight-nan",
+         lambda tmp: Reranker(embedder=None, weights={"dense": float("nan")}),
+         ValueError, r"weights\['dense'\] must be a finite number, got nan"),
+    Case("fusion", "reranker-unknown-feature",
+         lambda tmp: FeatureReranker(embedder=None, weights={"magic": 1.0}),
+         ValueError, r"unknown feature\(s\) \['magic'\]; features are \('bm25_words'"),
+    Case("fusion", "reranker-cache-too-small",
+         lambda tmp: FeatureReranker(embedder=None, cache_chars=10),
+         ValueError, r"cache_chars must be an integer >= 10000, got 10"),
+    # -- Reranker: what it is called with, and what its model hands back
+    Case("fusion", "reranker-nodes-none", lambda tmp: Reranker(model=char_overlap)("长城", None),
+         TypeError, r"nodes must be a list of DocNodes \(what a retriever returns\), got NoneType"),
+    Case("fusion", "reranker-nodes-holding-a-string",
+         lambda tmp: Reranker(model=char_overlap)("长城", [NODES[0], "故宫"]),
+         TypeError, r"nodes must be a list of DocNodes, got a str in it: '故宫'"),
+    Case("fusion", "reranker-empty-query", lambda tmp: Reranker(model=char_overlap)(" ", NODES),
+         ValueError, r"query is empty: give the question"),
+    Case("fusion", "reranker-model-returns-too-few-scores",
+         lambda tmp: Reranker(model=lambda q, texts: [1.0])("长城", NODES),
+         ValueError, r"reranker model '<lambda>' must return one score per candidate: "
+                     r"got 1 scores for 3"),
+    Case("fusion", "reranker-model-returns-nan",
+         lambda tmp: Reranker(model=lambda q, texts: [1.0, float("nan"), 0.0])("长城", NODES),
+         ValueError, r"must return a number per candidate: got NaN for candidates \[1\]"),
+    # -- KeywordFilter
+    Case("fusion", "keyword-filter-keys-a-string",
+         lambda tmp: Reranker("KeywordFilter", required_keys="长城"),
+         TypeError, r"required_keys must be a list of keys, got the string '长城'"),
+    Case("fusion", "keyword-filter-key-not-a-string",
+         lambda tmp: KeywordFilter(required_keys=["长城", 1]),
+         TypeError, r"required_keys must hold strings, got int 1"),
+    Case("fusion", "keyword-filter-empty-exclude-key",
+         lambda tmp: KeywordFilter(exclude_keys=[""]),
+         ValueError, r"exclude_keys must hold non-empty strings, got ''"),
+    Case("fusion", "keyword-filter-unknown-mode", lambda tmp: KeywordFilter(["长城"], mode="some"),
+         ValueError, r"mode must be 'all' or 'any', got 'some'"),
+]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(RERANK_CASES)

@@ -1,7 +1,26 @@
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
+from bad_inputs import (
+    EMPTY_GROUP,
+    TOPK,
+    Case,
+    clear_error_test,
+    ret_doc,
+)
 
-from course_lib import Document, Retriever, load_sample, register_similarity, split_paragraphs
+from course_lib import (
+    Document,
+    Retriever,
+    load_sample,
+    register_similarity,
+    split_paragraphs,
+)
+from course_lib._support.validation import MAX_QUERY_CHARS
 from course_lib.similarity import SIMILARITIES, get_similarity
 
 
@@ -205,3 +224,145 @@ def test_cut_off_sweep_equals_retrieving_with_the_cut_off(sample_doc):
         row = cut_off_sweep(qs, rankings, [threshold])[0]
         assert row["recall@5"] == expected["recall@5"]
         assert row["context_relevance@5"] == expected["context_relevance@5"]
+
+
+# ==================================================================== bad inputs
+# Retriever's arguments and queries: a wrong one is a clear error, not a silent [].
+
+def _bm25(query: Any = "长城", **kwargs: Any) -> Callable[[Path], Any]:
+    """Build a BM25 retriever over ``line`` with ``kwargs`` and ask it ``query``."""
+    return lambda t: Retriever(ret_doc(), **{"group_name": "line",
+                                              "similarity": "bm25_chinese", **kwargs})(query)
+
+
+def _cosine(query: Any = "长城", **kwargs: Any) -> Callable[[Path], Any]:
+    """The same through the dense (faiss) path."""
+    return lambda t: Retriever(ret_doc(embed=True), **{"group_name": "line",
+                                                        "similarity": "cosine", **kwargs})(query)
+
+
+_SURROGATE_AT_2 = r"query holds a lone surrogate '\\ud800' at position 2, which is not valid"
+
+
+_FILTER_KEY = (r"filters name metadata key\(s\) \['filename'\] that no node of group 'line' has "
+               r"\(did you mean 'file_name'\?\); the keys its nodes have: \[.*'file_name'.*\]")
+_SIMILARITY_TYPE = (r"similarity must be the name of a registered similarity \(a str\), one of "
+                    r"\[.*'bm25_chinese'.*\]; got ")
+_TOO_LONG = (rf"query has {MAX_QUERY_CHARS + 1:,} characters; the limit is {MAX_QUERY_CHARS:,} "
+             r"\(MAX_QUERY_CHARS\), so that every retrieval path answers in bounded time and "
+             r"memory .* ask with a shorter query")
+
+
+RETRIEVAL_CASES: list[Case] = [Case("retrieval", *c) for c in [
+    # -- filters: a typo is an error listing the keys, not a silent []
+    ("filter-key-typo", _bm25(filters={"filename": ["a.txt"]}), ValueError, _FILTER_KEY),
+    ("filter-key-typo-cosine", _cosine(filters={"filename": ["a.txt"]}), ValueError, _FILTER_KEY),
+    ("filter-key-typo-group-already-built",  # checked when the retriever is made
+     lambda t: Retriever(ret_doc(built=True), "line", filters={"filename": ["a.txt"]}),
+     ValueError, _FILTER_KEY),
+    ("filter-value-unhashable", _bm25(filters={"file_name": [["a.txt"]]}), TypeError,
+     r"filters\['file_name'\] must be a list of hashable values \(strings, numbers, tuples\).*"
+     r"item 0 is a list: \['a\.txt'\]"),
+    ("filter-value-a-dict-inside", _bm25(filters={"file_name": ["a.txt", {"b": 1}]}), TypeError,
+     r"filters\['file_name'\] must be a list of hashable values .* item 1 is a dict"),
+    ("filters-not-a-dict", _bm25(filters=["file_name"]), TypeError,
+     r"filters must be a dict like \{'file_name': \['a\.txt'\]\}, got list"),
+    ("filter-value-a-string", _bm25(filters={"file_name": "a.txt"}), TypeError,
+     r"filters\['file_name'\] must be a list of allowed values, e\.g\. \{'file_name': "
+     r"\['a\.txt'\]\}, got 'a\.txt'"),
+    # -- similarity: a registered name
+    ("similarity-a-list", _bm25(similarity=["bm25"]), TypeError,
+     _SIMILARITY_TYPE + r"list \['bm25'\]\. To combine several, .*MultiRetriever"),
+    ("similarity-none", _bm25(similarity=None), TypeError, _SIMILARITY_TYPE + "NoneType None"),
+    ("similarity-unknown", _bm25(similarity="bm26"), ValueError,
+     r"unknown similarity 'bm26'; choose one of \[.*'bm25'.*\] or register_similarity"),
+    # -- topk: an integer in [1, 10000] (numpy integers count: see the test below)
+    ("topk-bool", _bm25(topk=True), ValueError, TOPK + "True"),
+    ("topk-float", _bm25(topk=3.0), ValueError, TOPK + r"3\.0"),
+    ("topk-zero", _bm25(topk=0), ValueError, TOPK + "0"),
+    ("topk-too-big", _bm25(topk=10_001), ValueError, TOPK + "10001"),
+    ("topk-negative-at-retrieve",
+     lambda t: Retriever(ret_doc(), "line").retrieve("长城", topk=-1), ValueError, TOPK + "-1"),
+    # -- cut-offs: a number, not NaN, per known embed key
+    ("cut-off-nan", _bm25(similarity_cut_off=math.nan), ValueError,
+     r"similarity_cut_off must be a number, got nan \(NaN compares false with everything\)"),
+    ("cut-off-string", _bm25(similarity_cut_off="0.5"), ValueError,
+     r"similarity_cut_off must be a number, got '0\.5'"),
+    ("cut-off-dict-unknown-key", _cosine(similarity_cut_off={"other": 0.5}), ValueError,
+     r"similarity_cut_off names unknown embed key\(s\) \['other'\]; this retriever uses "
+     r"\['default'\]"),
+    ("cut-off-dict-nan-value", _cosine(similarity_cut_off={"default": math.nan}), ValueError,
+     r"similarity_cut_off\['default'\] must be a number, got nan"),
+    # -- queries: the same refusal on every path
+    ("query-lone-surrogate-bm25", _bm25("长城\ud800"), ValueError, _SURROGATE_AT_2),
+    ("query-lone-surrogate-bm25-char", _bm25("长城\ud800", similarity="bm25_char"), ValueError,
+     _SURROGATE_AT_2),
+    ("query-lone-surrogate-cosine", _cosine("长城\ud800"), ValueError, _SURROGATE_AT_2),
+    ("query-too-long-bm25", _bm25("长" * (MAX_QUERY_CHARS + 1)), ValueError, _TOO_LONG),
+    ("query-too-long-cosine", _cosine("长" * (MAX_QUERY_CHARS + 1)), ValueError, _TOO_LONG),
+    ("query-empty", _bm25(""), ValueError, r"query is empty: give the question to retrieve for"),
+    ("query-whitespace", _cosine(" \n\t"), ValueError, r"query is empty: give the question"),
+    ("query-a-list", _bm25(["长城"]), TypeError, r"query must be a string, got list"),
+    ("query-bytes", _cosine("长城".encode()), TypeError, r"query must be a string, got bytes"),
+    # -- a group with no nodes: one clear error on every path
+    ("empty-group-bm25", _bm25(group_name="nothing"), ValueError, EMPTY_GROUP),
+    ("empty-group-bm25-char", _bm25(group_name="nothing", similarity="bm25_char"), ValueError,
+     EMPTY_GROUP),
+    ("empty-group-cosine", _cosine(group_name="nothing"), ValueError, EMPTY_GROUP),
+    ("empty-group-numpy-index", _cosine(group_name="nothing", index="numpy"), ValueError,
+     EMPTY_GROUP),
+    ("empty-group-already-built", lambda t: Retriever(ret_doc(built=True), "nothing"),
+     ValueError, EMPTY_GROUP),
+    # -- embed keys, indexes, groups
+    ("embed-keys-unknown", _cosine(embed_keys=["nope"]), ValueError,
+     r"unknown embed key\(s\) \['nope'\]; the document has \['default'\]"),
+    ("embed-keys-a-string", _cosine(embed_keys="default"), TypeError,
+     r"embed_keys must be a list of embed keys, e\.g\. \['default'\], got the string 'default'"),
+    ("embed-keys-on-bm25", _bm25(embed_keys=["default"]), ValueError,
+     r"embed_keys only apply to embedding similarities; 'bm25_chinese' works on text"),
+    ("cosine-without-embed", _bm25(similarity="cosine"), ValueError,
+     r"similarity 'cosine' needs vectors: create the Document with embed=\.\.\."),
+    ("index-unknown", _cosine(index="faiss-gpu"), ValueError,
+     r"index must be one of \('faiss', 'numpy', 'hnsw', 'milvus', 'map'\), got 'faiss-gpu'"),
+    # -- index="map": a look-up by one key's exact value
+    ("map-without-map-key", _bm25(index="map"), ValueError,
+     r"index='map' looks nodes up by the exact value of one metadata key: give map_key="),
+    ("map-key-without-map", _bm25(map_key="file_name"), ValueError,
+     r"map_key= only applies to index='map' .* index='faiss' ranks by similarity"),
+    ("map-key-not-a-string", _bm25(index="map", map_key=["file_name"]), TypeError,
+     r"map_key must be a metadata key \(a non-empty string\), got \['file_name'\]"),
+    ("map-key-typo", _bm25(index="map", map_key="filename"), ValueError,
+     r"map_key 'filename' is in no node's metadata of group 'line' \(did you mean "
+     r"'file_name'\?\); the keys its nodes have: \[.*\], or 'text'"),
+    ("map-key-typo-group-already-built",
+     lambda t: Retriever(ret_doc(built=True), "line", index="map", map_key="filename"),
+     ValueError, r"map_key 'filename' is in no node's metadata of group 'line'"),
+    ("map-with-cut-off", _bm25(index="map", map_key="text", similarity_cut_off=0.5), ValueError,
+     r"similarity_cut_off does not apply to index='map': a look-up scores nothing"),
+    ("map-with-embed-keys", _cosine(index="map", map_key="text", embed_keys=["default"]),
+     ValueError, r"embed_keys do not apply to index='map': a look-up uses no vectors"),
+    ("map-on-an-empty-group", _bm25(group_name="nothing", index="map", map_key="text"),
+     ValueError, EMPTY_GROUP),
+    ("index-milvus-without-store", _cosine(index="milvus"), ValueError,
+     r"index='milvus' needs a vector store: Document\(\.\.\., store=MilvusStore\(\)\)"),
+    ("group-unknown", _bm25(group_name="lines"), ValueError,
+     r"unknown node group 'lines'; known groups: \[.*'line'.*\]"),
+]]
+
+
+test_bad_input_gets_a_clear_error = clear_error_test(RETRIEVAL_CASES)
+
+
+@pytest.mark.parametrize("path", ["bm25_chinese", "bm25_char", "cosine"])
+def test_retrieval_query_at_the_limit_and_numpy_topk_are_served(path: str) -> None:
+    """The limit is inclusive, and ``topk=numpy.int64(2)`` is an integer like 2."""
+    doc = ret_doc(embed=path == "cosine")
+    retriever = Retriever(doc, "line", path, topk=np.int64(2))
+    assert retriever.topk == 2 and type(retriever.topk) is int
+    assert len(retriever("长城" * (MAX_QUERY_CHARS // 2))) <= 2
+
+
+def test_retrieval_known_filter_keys_still_filter() -> None:
+    """The key check does not change what a correct filter keeps."""
+    retriever = Retriever(ret_doc(), "line", filters={"file_name": ["b.txt"]})
+    assert [n.metadata["file_name"] for n in retriever("普洱 长城")] == ["b.txt"]
