@@ -54,7 +54,7 @@ def rss_mb() -> float:
 def word_frequencies() -> Counter[str]:
     """jieba words of CMRC 2018 (or of the sample corpus when CMRC is not available)."""
     from course_lib import load_cmrc2018_kb, load_sample
-    from course_lib.lab.datasets import DatasetUnavailableError
+    from course_lib.lab.data.datasets import DatasetUnavailableError
     from course_lib.text_tokens import chinese_tokens
 
     try:
@@ -223,7 +223,7 @@ def bench_knowledge_base(paragraphs: int = 64, queries: int = 50) -> dict[str, f
     once indexed; load vs rebuild."""
     from course_lib import Document, Retriever, load_cmrc2018_kb, split_paragraphs
     from course_lib.embeddings import E5Embedder, USEEmbedder, default_embedder
-    from course_lib.lab.pipelines import build_pipeline
+    from course_lib.lab.systems.pipelines import build_pipeline
     from course_lib.store.persist import load, save
 
     kb = load_cmrc2018_kb()

@@ -70,7 +70,7 @@ def lab(browser: Any) -> Iterator[JupyterLab]:
 @pytest.fixture(scope="session")
 def kb() -> Any:
     """The CMRC 2018 knowledge base (for a known question and its gold paragraph)."""
-    from course_lib.lab.datasets import DatasetUnavailableError, load_cmrc2018_kb
+    from course_lib.lab.data.datasets import DatasetUnavailableError, load_cmrc2018_kb
 
     try:
         return load_cmrc2018_kb()

@@ -7,7 +7,7 @@ console. Then the widgets are used as a learner would: the query explorer (01), 
 slider (07) and the chat panel (09); notebook 10 is also run with interactive (plotly)
 figures, as on a machine without Chromium, which must draw offline.
 
-The widgets are found by the CSS classes ``course_lib.lab.widgets`` gives them (``course-*``).
+The widgets are found by the CSS classes ``course_lib.lab.show.widgets`` gives them (``course-*``).
 Runs in ``make test``, after ``make data`` has filled the data cache.
 """
 
@@ -292,7 +292,7 @@ def test_10_pictures_show_before_running(open_notebook: Any) -> None:
     # which must draw offline, through plotly's JupyterLab extension, not from a CDN.
     notebook.insert_code_cell(0, (
         "# Inserted by the browser test: interactive figures, as without Chromium.\n"
-        "import functools\n\nfrom course_lib.lab import plots\n\n"
+        "import functools\n\nfrom course_lib.lab.show import plots\n\n"
         "plots.show = functools.partial(plots.show, interactive=True)"))
     run_all_cleanly(notebook, found)
     committed = notebook.committed_picture_outputs()

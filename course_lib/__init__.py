@@ -40,11 +40,12 @@ _WHERE: dict[str, str] = {
                      "RemoteTimeout"], "._support.http_json"),
     # the lab: data, pipelines, evaluation
     **dict.fromkeys(["DatasetFormatError", "build_knowledge_base", "fetch_cmrc2018",
-                     "load_cmrc2018_kb", "load_sample", "load_squad"], ".lab.datasets"),
-    **dict.fromkeys(["knowledge_base_document"], ".lab.kb_document"),
-    **dict.fromkeys(["PIPELINES", "register_pipeline"], ".lab.pipelines"),
-    **dict.fromkeys(["evaluate", "score_rankings"], ".lab.evaluation"),
-    **dict.fromkeys(["answerability_set", "fit_detector"], ".lab.answerability_evaluation"),
+                     "load_cmrc2018_kb", "load_sample", "load_squad"], ".lab.data.datasets"),
+    **dict.fromkeys(["knowledge_base_document"], ".lab.data.kb_document"),
+    **dict.fromkeys(["PIPELINES", "register_pipeline"], ".lab.systems.pipelines"),
+    **dict.fromkeys(["evaluate", "score_rankings"], ".lab.measure.evaluation"),
+    **dict.fromkeys(["answerability_set"], ".lab.data.answerability_set"),
+    **dict.fromkeys(["fit_detector"], ".lab.systems.detector"),
 }
 
 __all__ = [

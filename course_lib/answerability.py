@@ -25,7 +25,7 @@ it as evidence, which :meth:`Verdict.explain` prints ("read, not scored").
 ``MultiPathRAG(..., answerability=detector)`` declines with :data:`course_lib.rag.DECLINED`
 instead of answering. How well it separates the classes, measured on questions whose
 answers were removed from the knowledge base, is the lab's job
-(:mod:`course_lib.lab.answerability_evaluation`, notebook 12).
+(:mod:`course_lib.lab.measure.answerability_evaluation`, notebook 12).
 
 >>> detector = AnswerabilityDetector(["长城东起山海关。", "故宫在北京。"], embedder=None,
 ...                                  signals=("word_coverage",))
@@ -250,7 +250,7 @@ class AnswerabilityDetector:
     them (their e5 vectors are then already in the cache).
 
     Unfitted, it computes :meth:`signals`; :meth:`fit` (or
-    :func:`~course_lib.lab.answerability_evaluation.fit_detector`) learns the weights and
+    :func:`~course_lib.lab.systems.detector.fit_detector`) learns the weights and
     the threshold, after which calling it gives a :class:`Verdict`.
     """
 

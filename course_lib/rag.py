@@ -11,7 +11,7 @@ the system first asks whether the reranked candidates hold the answer at all; wh
 detector says no, it declines with :data:`DECLINED` instead of calling the LLM, and the
 result carries the detector's verdict (its signals and best candidate) as evidence.
 
-Measuring it (notebook 09) is the lab's job (:mod:`course_lib.lab.rag_evaluation`):
+Measuring it (notebook 09) is the lab's job (:mod:`course_lib.lab.measure.rag_evaluation`):
 asking a system questions with one column per measure, the copies with one part switched
 off, and each tested against the full system, paired, with Holm's correction.
 
@@ -212,7 +212,7 @@ def drop_contained(nodes: Sequence[DocNode], limit: int | None = None) -> list[D
 
     Why the larger piece stays: it holds all of the smaller one, so the context loses no
     text and holds none twice; what it costs is characters
-    (:func:`~course_lib.lab.rag_evaluation.measure_system`
+    (:func:`~course_lib.lab.measure.rag_evaluation.measure_system`
     counts them). In :class:`MultiPathRAG` (``dedupe=True``) this runs on the reranked
     candidates before the cut to ``context_size``, so a dropped duplicate's place goes to
     the next candidate.

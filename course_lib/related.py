@@ -5,7 +5,7 @@ questions A' closest to it; a click on one returns its stored answer directly, w
 retrieval or generation. Here the stored pairs are any group of QA nodes — those an LLM
 wrote (``LLMParser(task_type="qa")``) or, for a measurable check, CMRC's own questions
 filed under their gold paragraphs
-(:func:`course_lib.lab.question_bank.question_bank`). "Closest" is whatever the retriever
+(:func:`course_lib.lab.data.question_bank.question_bank`). "Closest" is whatever the retriever
 over that group ranks first; :func:`related_questions` only drops the asked
 question itself and repeated questions.
 

@@ -31,7 +31,7 @@ Marking paired-test:
 
 # %%
 from course_lib import Retriever, evaluate, knowledge_base_document, load_cmrc2018_kb
-from course_lib.lab.evaluation import score_rankings
+from course_lib.lab.measure.evaluation import score_rankings
 
 kb = load_cmrc2018_kb()
 doc = knowledge_base_document(kb)

@@ -22,7 +22,7 @@ Marking lead:
 
 # %%
 from course_lib import Document, Retriever, evaluate, load_cmrc2018_kb, split_paragraphs
-from course_lib.lab.pipelines import small_to_big
+from course_lib.lab.systems.pipelines import small_to_big
 from course_lib.offline_llm import split_sentences
 
 kb = load_cmrc2018_kb()

@@ -35,8 +35,8 @@ Marking scales:
 # %%
 from course_lib import Document, Retriever, load_cmrc2018_kb, split_paragraphs
 from course_lib.embeddings import CharNgramSparseEmbedder, default_embedder
-from course_lib.lab.evaluation import retrieve_all
-from course_lib.lab.pipelines import knowledge_base_document
+from course_lib.lab.measure.evaluation import retrieve_all
+from course_lib.lab.systems.pipelines import knowledge_base_document
 
 kb = load_cmrc2018_kb()
 sparse = Document(texts=kb.files, embed={"sparse": CharNgramSparseEmbedder()})

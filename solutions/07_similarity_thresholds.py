@@ -23,8 +23,8 @@ Marking trial-dev:
 
 # %%
 from course_lib import Retriever, knowledge_base_document, load_cmrc2018_kb
-from course_lib.lab.datasets import load_held_out_kb
-from course_lib.lab.evaluation import cut_off_sweep, retrieve_all
+from course_lib.lab.data.datasets import load_held_out_kb
+from course_lib.lab.measure.evaluation import cut_off_sweep, retrieve_all
 
 kb = load_cmrc2018_kb()
 doc = knowledge_base_document(kb, embed=True)  # e5

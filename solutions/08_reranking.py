@@ -41,10 +41,10 @@ Marking score-cut-off:
 # %%
 from course_lib import Retriever, knowledge_base_document, load_cmrc2018_kb
 from course_lib.fusion import MultiRetriever
-from course_lib.lab.datasets import load_held_out_kb
-from course_lib.lab.evaluation import gold_rank, per_question, retrieve_all
-from course_lib.lab.pipelines import WIDE, paragraph_paths, prepared_reranker, rerank_after
-from course_lib.lab.significance import compare_pair
+from course_lib.lab.data.datasets import load_held_out_kb
+from course_lib.lab.measure.evaluation import gold_rank, per_question, retrieve_all
+from course_lib.lab.measure.significance import compare_pair
+from course_lib.lab.systems.pipelines import WIDE, paragraph_paths, prepared_reranker, rerank_after
 from course_lib.rerank import FeatureReranker, Reranker
 
 kb = load_cmrc2018_kb()

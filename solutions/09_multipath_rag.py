@@ -38,8 +38,8 @@ Marking promise-on-dev:
 
 # %%
 from course_lib import load_cmrc2018_kb
-from course_lib.lab.chapter_system import chapter_rag
-from course_lib.lab.datasets import load_held_out_kb
+from course_lib.lab.data.datasets import load_held_out_kb
+from course_lib.lab.systems.chapter_system import chapter_rag
 from course_lib.llm import OfflineLLM
 from course_lib.offline_llm import term_coverage
 

@@ -37,9 +37,9 @@ Marking dev-test:
 
 # %%
 from course_lib import Retriever, evaluate, load_cmrc2018_kb
-from course_lib.lab.datasets import load_held_out_kb
-from course_lib.lab.pipelines import small_to_big, summary_document
-from course_lib.lab.significance import compare_pair
+from course_lib.lab.data.datasets import load_held_out_kb
+from course_lib.lab.measure.significance import compare_pair
+from course_lib.lab.systems.pipelines import small_to_big, summary_document
 
 
 def through_summaries(knowledge_base, similarity="bm25_char", topk=5):

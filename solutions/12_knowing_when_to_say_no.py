@@ -38,9 +38,9 @@ Marking cost-choice:
 # %%
 
 from course_lib import load_cmrc2018_kb
-from course_lib.lab.answerability_evaluation import cross_validate
-from course_lib.lab.answerability_tiers import answerability_tiers, tier_signals
-from course_lib.lab.datasets import load_held_out_kb
+from course_lib.lab.data.datasets import load_held_out_kb
+from course_lib.lab.measure.answerability_evaluation import cross_validate
+from course_lib.lab.measure.answerability_tiers import answerability_tiers, tier_signals
 
 HARD = ("topic present", "swapped subject")
 MAX_WRONGS = (0.01, 0.02, 0.05, 0.1, 0.2)

@@ -33,8 +33,8 @@ Marking not-detectable:
 
 # %%
 from course_lib import evaluate
-from course_lib.lab.datasets import load_held_out_kb
-from course_lib.lab.significance import paired_difference
+from course_lib.lab.data.datasets import load_held_out_kb
+from course_lib.lab.measure.significance import paired_difference
 
 dev = load_held_out_kb()
 hybrid = evaluate(dev, "hybrid-rrf", with_intervals=False)["per_question"]

@@ -21,7 +21,7 @@ from openai_standin import StandIn
 
 from course_lib import DocNode, Document
 from course_lib.embeddings import Embedder, HTTPEmbedder, OpenAIEmbedder
-from course_lib.lab.datasets import load_squad
+from course_lib.lab.data.datasets import load_squad
 from course_lib.rerank import RerankEndpoint
 
 

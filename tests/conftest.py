@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from course_lib.lab.datasets import DatasetUnavailableError, load_cmrc2018_kb
+from course_lib.lab.data.datasets import DatasetUnavailableError, load_cmrc2018_kb
 
 
 @pytest.fixture(scope="session")

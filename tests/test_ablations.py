@@ -3,9 +3,9 @@
 import pytest
 
 from course_lib import DocNode
-from course_lib.lab.datasets import KnowledgeBase, Question
-from course_lib.lab.question_bank import question_bank
-from course_lib.lab.rag_evaluation import (
+from course_lib.lab.data.datasets import KnowledgeBase, Question
+from course_lib.lab.data.question_bank import question_bank
+from course_lib.lab.measure.rag_evaluation import (
     FULL_SYSTEM,
     ablation_table,
     ablations,
@@ -212,7 +212,7 @@ def test_ablation_table_pairs_tests_and_adjusts_over_all_comparisons():
 
 # ---------------------------------------------------------------- chapter_rag
 def test_chapter_rag_stored_questions_and_dedupe(cmrc_kb):
-    from course_lib.lab.chapter_system import chapter_rag
+    from course_lib.lab.systems.chapter_system import chapter_rag
 
     default = chapter_rag(cmrc_kb, llm=OfflineLLM())
     assert (default.qa_parents, default.dedupe, default.reranker.topk) == (False, False, 3)
@@ -235,7 +235,7 @@ def test_chapter_rag_stored_questions_and_dedupe(cmrc_kb):
 # ---------------------------------------------------------------- stage ablations (09, CLI)
 def test_stage_ablations_take_each_stage_out_on_the_same_questions():
     from course_lib.lab.cli import build_parser
-    from course_lib.lab.stage_ablations import (
+    from course_lib.lab.measure.stage_ablations import (
         ablation_settings,
         remembered,
         stage_ablations,

@@ -1,6 +1,6 @@
 """A self-check gives its answers away when they are few: the count of what a learner could try
-(course_lib/lab/answer_space.py), the brute force that finds a small space, the release policy
-built on it, the guide's table kept equal to the measurement — and nothing in the library or
+(course_lib/lab/teaching/answer_space.py), the brute force that finds a small space, the release
+policy built on it, the guide's table kept equal to the measurement — and nothing in the library or
 the README that holds an exercise's answer."""
 
 import json
@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.lab import answer_space as space_of
-from course_lib.lab import exercises
-from course_lib.lab.answer_keys import SolutionKey
-from course_lib.lab.answer_space import (
+from course_lib.lab.cli import main
+from course_lib.lab.teaching import answer_space as space_of
+from course_lib.lab.teaching import exercises
+from course_lib.lab.teaching.answer_keys import SolutionKey
+from course_lib.lab.teaching.answer_space import (
     KINDS,
     Kind,
     answer_space,
@@ -24,8 +25,7 @@ from course_lib.lab.answer_space import (
     release_check,
     share,
 )
-from course_lib.lab.classroom import GRADED
-from course_lib.lab.cli import main
+from course_lib.lab.teaching.classroom import GRADED
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,14 +107,15 @@ def test_the_command_line_refuses_bad_self_check_and_space_arguments(tmp_path, c
 
 
 def test_the_default_release_of_a_small_space_has_no_self_check(tmp_path, monkeypatch, capsys):
-    from course_lib.lab.answer_keys import KEY_SUFFIX, HashedKey
-    from course_lib.lab.classroom import build_classroom
+    from course_lib.lab.teaching.answer_keys import KEY_SUFFIX, HashedKey
+    from course_lib.lab.teaching.classroom import build_classroom
 
     monkeypatch.setattr(exercises, "_EXPECTED", {"01": {"recall_10": 0.9, "mrr_10": 0.8}})
     monkeypatch.setattr(exercises, "_MISTAKES", {"01": {"slip": {"recall_10": 0.5}}})
     monkeypatch.setattr(exercises, "forget_solution", lambda exercise: None)
     monkeypatch.setattr(space_of, "hash_rate", lambda *args, **kwargs: 300.0)
-    monkeypatch.setattr("course_lib.lab.classroom.hash_rate", lambda *args, **kwargs: 300.0)
+    monkeypatch.setattr("course_lib.lab.teaching.classroom.hash_rate",
+                        lambda *args, **kwargs: 300.0)
     course = tmp_path / "course"
     name = "01_evaluating_retrieval"
     key_file = course / "source" / name / f"{name}{KEY_SUFFIX}"

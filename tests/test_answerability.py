@@ -8,18 +8,19 @@ import pytest
 
 from course_lib import DocNode
 from course_lib.answerability import AnswerabilityDetector, choose_threshold
-from course_lib.lab import answerability_evaluation as ans_eval
-from course_lib.lab import try_it_checks
-from course_lib.lab.answerability_evaluation import (
-    answerability_set,
+from course_lib.lab.data.answerability_set import answerability_set
+from course_lib.lab.data.datasets import Question, SquadSet, build_knowledge_base
+from course_lib.lab.measure import answerability_evaluation as ans_eval
+from course_lib.lab.measure.answerability_evaluation import (
     auroc,
     cross_validate,
     decline_rates,
     roc_table,
 )
-from course_lib.lab.datasets import Question, SquadSet, build_knowledge_base
-from course_lib.lab.try_it_checks import threshold_rule_test
-from course_lib.lab.widgets import answer_html, format_answer
+from course_lib.lab.show.widgets import answer_html, format_answer
+from course_lib.lab.systems.detector import fit_detector, retrieve_candidates
+from course_lib.lab.teaching import try_it_checks
+from course_lib.lab.teaching.try_it_checks import threshold_rule_test
 from course_lib.llm import OfflineLLM
 from course_lib.rag import DECLINED, MultiPathRAG
 
@@ -301,7 +302,7 @@ def test_a_bad_answerability_check_is_named():
 @pytest.fixture(scope="module")
 def cmrc_result(cmrc_kb):
     data = answerability_set(cmrc_kb)
-    candidates = ans_eval.retrieve_candidates(data)
+    candidates = retrieve_candidates(data)
     return data, candidates, ans_eval.signal_table(data, candidates)
 
 
@@ -317,10 +318,10 @@ def test_on_cmrc_the_detector_reaches_the_issue_target(cmrc_result):
 
 
 def test_on_cmrc_chapter_rag_declines_what_notebook_09_answered(cmrc_kb, cmrc_result):
-    from course_lib.lab.chapter_system import chapter_rag
+    from course_lib.lab.systems.chapter_system import chapter_rag
 
     data, candidates, _ = cmrc_result
-    detector = ans_eval.fit_detector(cmrc_kb, data, candidates)
+    detector = fit_detector(cmrc_kb, data, candidates)
     rag = chapter_rag(cmrc_kb, llm=OfflineLLM(), answerability=detector)
     for question in ("《茶经》的作者是谁？", "泡绿茶的水温应该是多少？", "水的沸点是多少度？"):
         assert rag.ask(question).declined, question

@@ -8,15 +8,16 @@ import pytest
 from scipy import stats
 
 from course_lib.answerability import CLASSIC_SIGNALS, SIGNALS, AnswerabilityDetector
-from course_lib.lab import answerability_evaluation as ans_eval
-from course_lib.lab import answerability_tiers as ans_tiers
-from course_lib.lab.answerability_evaluation import (
+from course_lib.lab.data.datasets import Question
+from course_lib.lab.measure import answerability_evaluation as ans_eval
+from course_lib.lab.measure import answerability_tiers as ans_tiers
+from course_lib.lab.measure.answerability_evaluation import (
     auroc,
     auroc_interval,
     bootstrap_p,
     paired_auroc_difference,
 )
-from course_lib.lab.answerability_tiers import (
+from course_lib.lab.measure.answerability_tiers import (
     Facts,
     answerability_tiers,
     compare_detectors,
@@ -27,7 +28,6 @@ from course_lib.lab.answerability_tiers import (
     stream_sample,
     swap_subject,
 )
-from course_lib.lab.datasets import Question
 from course_lib.text_tokens import function_words, named_entities
 
 LUO = "罗保铭，1952年出生，1977年毕业于天津师范大学中文系，曾任海南省省长。"
@@ -200,7 +200,7 @@ def test_resampling_paragraphs_widens_the_interval_when_questions_cluster():
 # ---------------------------------------------------------------- on CMRC (e5 cache)
 @pytest.fixture(scope="module")
 def tier_signals_of(tiered):
-    from course_lib.lab.answerability_tiers import tier_signals
+    from course_lib.lab.measure.answerability_tiers import tier_signals
 
     return tier_signals(tiered)
 

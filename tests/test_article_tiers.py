@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from course_lib.lab.answerability_evaluation import auroc, paired_auroc_difference
-from course_lib.lab.article_tiers import ARTICLE_TIERS, article_tiers
-from course_lib.lab.datasets import load_drcd
-from course_lib.lab.kb_document import knowledge_base_document
+from course_lib.lab.data.datasets import load_drcd
+from course_lib.lab.data.kb_document import knowledge_base_document
+from course_lib.lab.measure.answerability_evaluation import auroc, paired_auroc_difference
+from course_lib.lab.measure.article_tiers import ARTICLE_TIERS, article_tiers
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_folds_and_clusters_go_by_article(tiered):
 
 
 def test_too_small_a_set_is_refused_naming_the_counts(drcd_choose):
-    from course_lib.lab.datasets import keep_paragraphs
+    from course_lib.lab.data.datasets import keep_paragraphs
 
     few = keep_paragraphs(drcd_choose, {pid for a in drcd_choose.articles[:6]
                                         for pid in a.paragraph_ids})
@@ -106,7 +106,7 @@ def test_the_cluster_bootstrap_agrees_with_scipys_over_articles():
 
 def test_the_system_declines_sibling_kept_questions_end_to_end_with_its_evidence():
     from course_lib.answerability import SIGNALS, AnswerabilityDetector
-    from course_lib.lab.answerability_tiers import (
+    from course_lib.lab.measure.answerability_tiers import (
         careful_system,
         mixed_stream,
         stream_sample,
@@ -134,7 +134,7 @@ def test_the_system_declines_sibling_kept_questions_end_to_end_with_its_evidence
 
 
 def test_a_set_of_single_paragraph_articles_has_no_sibling_tier():
-    from course_lib.lab.datasets import fetch_cmrc2018, load_squad
+    from course_lib.lab.data.datasets import fetch_cmrc2018, load_squad
 
     tiered = article_tiers(load_squad(fetch_cmrc2018()), swapped=False)
     assert list(tiered.tiers) == ["article removed"]  # CMRC: an article is one paragraph

@@ -7,7 +7,7 @@ from rank_bm25 import BM25Okapi
 from scipy import sparse
 
 from course_lib.bm25 import BM25Index, BM25Stats, idf_of
-from course_lib.lab.datasets import load_sample
+from course_lib.lab.data.datasets import load_sample
 from course_lib.ranking import best_first
 from course_lib.text_splitter import split_paragraphs
 from course_lib.text_tokens import chinese_tokens, english_tokens

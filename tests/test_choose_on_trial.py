@@ -4,9 +4,9 @@ comparison of two cut-offs needs — choose a cut-off on some questions, report 
 
 import pytest
 
-from course_lib.lab.datasets import Question
-from course_lib.lab.evaluation import cut_off_columns, cut_off_sweep, score_rankings
-from course_lib.lab.significance import compare_pair, interval
+from course_lib.lab.data.datasets import Question
+from course_lib.lab.measure.evaluation import cut_off_columns, cut_off_sweep, score_rankings
+from course_lib.lab.measure.significance import compare_pair, interval
 from course_lib.node import DocNode
 from course_lib.ranking import passes
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lab import exercises
-from course_lib.lab.answer_keys import KEY_SUFFIX, HashedKey, SolutionKey
-from course_lib.lab.classroom import (
+from course_lib.lab.teaching import exercises
+from course_lib.lab.teaching.answer_keys import KEY_SUFFIX, HashedKey, SolutionKey
+from course_lib.lab.teaching.classroom import (
     COURSE_ID,
     GRADED,
     assignment_names,
@@ -35,7 +35,7 @@ from course_lib.lab.classroom import (
     build_classroom,
     solution_cells,
 )
-from course_lib.lab.written_answers import marking_schemes, waiting_for_hand_grading
+from course_lib.lab.teaching.written_answers import marking_schemes, waiting_for_hand_grading
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -315,7 +315,7 @@ def test_the_whole_flow_with_nbgrader(tmp_path, monkeypatch):
 
 
 def test_a_release_without_a_self_check_checks_nothing(tmp_path, monkeypatch):
-    from course_lib.lab.answer_keys import no_self_check
+    from course_lib.lab.teaching.answer_keys import no_self_check
 
     (tmp_path / f"01_evaluating_retrieval{KEY_SUFFIX}").write_text(
         no_self_check("01", ("recall_10", "mrr_10")), encoding="utf-8")
@@ -366,7 +366,7 @@ def test_building_again_keeps_what_it_did_not_write(tmp_path, monkeypatch):
 # Eight hand-ins to assignment 07: the worked solution, the untouched release, and six ways
 # to ask for marks without the work, each in the answer cell. Only the first earns any.
 TRICKS_07 = {
-    "patched": "import course_lib.lab.exercises as _ex\n"
+    "patched": "import course_lib.lab.teaching.exercises as _ex\n"
                "_ex.score = lambda *args, **kwargs: 3.0\n"
                "_ex.check = lambda *args, **kwargs: None",
     "silenced": "get_ipython().ast_node_interactivity = 'none'\n"
@@ -405,7 +405,7 @@ def test_eight_hand_ins_to_07_only_the_work_earns_marks(tmp_path, monkeypatch):
     autograded code cell worth 100, deleted, marks without an id on a cell of their own): no
     point from it, and autograde still runs. After the teacher grades the written answers by
     hand, `make grade` again writes the feedback and grades.csv with them."""
-    from course_lib.lab.classroom import grade_assignment
+    from course_lib.lab.teaching.classroom import grade_assignment
 
     course = tmp_path / "course"
     (name,) = build_classroom(course, ["07"])
@@ -488,7 +488,7 @@ def test_a_submission_belongs_to_the_user_who_wrote_it_not_to_the_name_inside(tm
     """`nbgrader submit --student=ada` lets anyone hand in as ada; the grade command collects
     by the owner of each submission's folder. Here user nobody hands in once as itself and
     once as ada; the teacher's own folders (one machine) are taken as named."""
-    from course_lib.lab.classroom import submitters
+    from course_lib.lab.teaching.classroom import submitters
 
     name = "07_similarity_thresholds"
     for minute, (student, owner) in enumerate((("nobody", 65534), ("ada", 65534),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from course_lib.lab.cli import main
-from course_lib.lab.datasets import fetch_cmrc2018
+from course_lib.lab.data.datasets import fetch_cmrc2018
 
 JSON_KEYS = {"pipeline", "questions", "skipped", "recall@1", "recall@3", "recall@5", "mrr@5",
              "context_relevance@1", "context_relevance@3", "context_relevance@5", "seconds"}
@@ -84,7 +84,7 @@ def test_a_failure_during_the_work_is_one_line_and_leaves_no_file(tmp_path, caps
     def broken(kb, pipeline):
         raise ValueError("the pipeline broke\nhalfway")
 
-    monkeypatch.setattr("course_lib.lab.evaluation.evaluate", broken)
+    monkeypatch.setattr("course_lib.lab.measure.evaluation.evaluate", broken)
     squad = small_squad(tmp_path / "s.json")
     assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
                  "--json", str(tmp_path / "r.json")]) == 2
@@ -118,7 +118,7 @@ def test_an_unwritable_json_folder_is_refused_before_work(tmp_path, capsys, monk
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(cli_arguments.tempfile, "mkstemp", refuse)
-    monkeypatch.setattr("course_lib.lab.evaluation.evaluate", None)  # reaching it would fail
+    monkeypatch.setattr("course_lib.lab.measure.evaluation.evaluate", None)  # reached: fails
     squad = small_squad(tmp_path / "s.json")
     assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
                  "--json", str(tmp_path / "r.json")]) == 2
@@ -147,7 +147,7 @@ def test_the_module_exits_with_status_2_and_one_line(tmp_path):
 def test_compare_prints_intervals_and_mcnemar_equal_to_scipy(cmrc_kb, tmp_path, capsys):
     from scipy.stats import binomtest
 
-    from course_lib.lab.evaluation import evaluate
+    from course_lib.lab.measure.evaluation import evaluate
 
     out_json = tmp_path / "c.json"
     assert main(["compare", "--squad", str(fetch_cmrc2018()), "bm25-paragraph",
@@ -232,7 +232,7 @@ def test_evaluate_run_alone_and_a_bad_unit_id_write_nothing(tmp_path, capsys, mo
     def spaced(kb, pipeline, keep_rankings=False):
         return {"rankings": [[DocNode("熊猫主要吃竹子。", uid="a b")]]}
 
-    monkeypatch.setattr("course_lib.lab.evaluation.evaluate", spaced)
+    monkeypatch.setattr("course_lib.lab.measure.evaluation.evaluate", spaced)
     assert main(["evaluate", "--squad", str(squad), "--pipeline", "bm25-paragraph",
                  "--run", str(tmp_path / "run.txt"), "--json", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err
@@ -242,7 +242,7 @@ def test_evaluate_run_alone_and_a_bad_unit_id_write_nothing(tmp_path, capsys, mo
 
 def test_data_fetches_and_summarises_trial_and_dev(capsys, monkeypatch):
     from course_lib.lab import cli
-    from course_lib.lab.datasets import DatasetUnavailableError
+    from course_lib.lab.data.datasets import DatasetUnavailableError
 
     try:
         fetch_cmrc2018(split="dev")
@@ -263,7 +263,7 @@ def test_data_fetches_and_summarises_trial_and_dev(capsys, monkeypatch):
 
 @pytest.mark.slow  # 36-57 s in CI: reproduce's whole pipeline on a file of articles
 def test_reproduce_on_a_file_of_whole_articles_adds_the_sibling_kept_tier(tmp_path):
-    from course_lib.lab.datasets import fetch_drcd
+    from course_lib.lab.data.datasets import fetch_drcd
 
     data = json.loads(fetch_drcd().read_text(encoding="utf-8"))["data"]
     articles = ([a for a in data if len(a["paragraphs"]) >= 2][:40]
@@ -394,7 +394,8 @@ def _cli_no_work(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("work started before the arguments were checked")
 
     for name in ("course_lib.lab.cli.build_knowledge_base", "course_lib.lab.cli.fetch_cmrc2018",
-                 "course_lib.lab.evaluation.evaluate", "course_lib.lab.reproduce.reproduce"):
+                 "course_lib.lab.measure.evaluation.evaluate",
+                 "course_lib.lab.measure.reproduce.reproduce"):
         monkeypatch.setattr(name, reached)
 
 

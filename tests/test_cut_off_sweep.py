@@ -6,8 +6,8 @@ hit_ranks, head_to_head and scores_by_hit read rankings with the rule recall@k c
 import pytest
 
 from course_lib import embedding_cache as embeddings  # its announced queries
-from course_lib.lab.datasets import KnowledgeBase, Question
-from course_lib.lab.evaluation import (
+from course_lib.lab.data.datasets import KnowledgeBase, Question
+from course_lib.lab.measure.evaluation import (
     cut_off_sweep,
     head_to_head,
     hit_ranks,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from course_lib._support import places
-from course_lib.lab import datasets
-from course_lib.lab.datasets import (
+from course_lib.lab.data import datasets
+from course_lib.lab.data.datasets import (
     DatasetFormatError,
     DatasetUnavailableError,
     SquadSet,
@@ -199,7 +199,7 @@ def two_articles(path, titles):
 ])
 def test_paragraphs_without_ids_get_unique_ones_and_questions_find_their_file(tmp_path, titles,
                                                                                ids):
-    from course_lib.lab.evaluation import evaluate
+    from course_lib.lab.measure.evaluation import evaluate
     squad = load_squad(two_articles(tmp_path / "s.json", titles))
     assert [pid for pid, _ in squad.paragraphs] == ids
     assert [q.paragraph_id for q in squad.questions] == ids

@@ -1,5 +1,5 @@
 """DRCD (the second knowledge base), its halves by article, script conversion, and the
-three settings built from the files (:mod:`course_lib.lab.settings`)."""
+three settings built from the files (:mod:`course_lib.lab.data.settings`)."""
 
 import json
 import os
@@ -7,8 +7,8 @@ import os
 import pytest
 
 from course_lib import scripts
-from course_lib.lab import datasets, settings
-from course_lib.lab.datasets import (
+from course_lib.lab.data import datasets, settings
+from course_lib.lab.data.datasets import (
     Article,
     DatasetUnavailableError,
     article_half,
@@ -147,8 +147,8 @@ def test_the_wins_table_reads_as_the_claims_test_reads_it():
     import sys
     from pathlib import Path
 
-    from course_lib.lab.reproduce import format_wins
-    from course_lib.lab.wins import Case, win_loss
+    from course_lib.lab.measure.reproduce import format_wins
+    from course_lib.lab.measure.wins import Case, win_loss
 
     sys.path.insert(0, str(Path(__file__).parent))
     from test_notebook_claims import TABLE_FOOTER, _rows
@@ -166,8 +166,8 @@ def test_the_wins_table_reads_as_the_claims_test_reads_it():
 
 def test_the_wins_table_corrects_each_question_set_apart():
     """Notebook 01's policy: rows on other questions are another Holm family, even in one table."""
-    from course_lib.lab.significance import holm
-    from course_lib.lab.wins import Case, win_loss
+    from course_lib.lab.measure.significance import holm
+    from course_lib.lab.measure.wins import Case, win_loss
 
     def run(ids, hits):
         return {"per_question": {"id": ids, "recall@1": hits}}
@@ -189,7 +189,7 @@ def test_the_wins_table_corrects_each_question_set_apart():
 
 def test_the_win_loss_footer_names_each_settings_questions_in_row_order():
     """A footer of bare counts sorted by size paired the wrong count with a setting."""
-    from course_lib.lab.wins import Case, format_win_loss, win_loss
+    from course_lib.lab.measure.wins import Case, format_win_loss, win_loss
 
     def run(n):
         return {"per_question": {"id": [f"q{i}" for i in range(n)], "recall@1": [1] * n}}

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from course_lib.embeddings import E5Embedder, HTTPEmbedder
-from course_lib.lab.embedding_service import EmbeddingService
-from course_lib.lab.try_it_checks import check_encode_embedder
+from course_lib.lab.systems.embedding_service import EmbeddingService
+from course_lib.lab.teaching.try_it_checks import check_encode_embedder
 
 TEXTS = ["泡绿茶时，水温以八十摄氏度左右为宜。", "长城是中国古代修建的大型军事防御工程。"]
 QUERY = "泡绿茶的水温应该是多少？"
@@ -92,7 +92,7 @@ def test_a_closed_service_frees_its_port():
 
 def test_the_try_it_checks_of_notebook_08_pass_right_answers_and_name_wrong_ones():
     from course_lib.fusion import INPUT, PREVIOUS, bind, parallel, pipeline
-    from course_lib.lab.try_it_checks import (
+    from course_lib.lab.teaching.try_it_checks import (
         check_bind_pipeline,
         check_joined_context,
         check_swapped_score,

@@ -1,4 +1,4 @@
-"""evaluate (course_lib.lab.evaluation): bad input, each a clear error."""
+"""evaluate (course_lib.lab.measure.evaluation): bad input, each a clear error."""
 
 from pathlib import Path
 from typing import Any
@@ -9,8 +9,8 @@ from bad_inputs import Case, clear_error_test, squad_call
 # A knowledge base with nothing to evaluate is refused, naming why.
 
 def _evaluate_empty_squad(tmp_path: Path) -> Any:
-    from course_lib.lab.datasets import build_knowledge_base
-    from course_lib.lab.evaluation import evaluate
+    from course_lib.lab.data.datasets import build_knowledge_base
+    from course_lib.lab.measure.evaluation import evaluate
 
     return evaluate(build_knowledge_base(squad_call({"data": []})(tmp_path)), "bm25-paragraph")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lab import exercises
-from course_lib.lab.exercises import EXERCISES, check
+from course_lib.lab.teaching import exercises
+from course_lib.lab.teaching.exercises import EXERCISES, check
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = importlib.util.spec_from_file_location("sync", ROOT / "tools" / "sync.py")
@@ -200,7 +200,7 @@ def test_the_hashed_key_agrees_with_the_solution_key():
     rule holds (within it: right; beyond twice it: wrong)."""
     import random
 
-    from course_lib.lab.answer_keys import SolutionKey
+    from course_lib.lab.teaching.answer_keys import SolutionKey
 
     rng = random.Random(0)
     for _ in range(40):

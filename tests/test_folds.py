@@ -1,4 +1,4 @@
-"""Choosing in folds (course_lib.lab.folds): folds keep clusters whole, and the choice is
+"""Choosing in folds (course_lib.lab.measure.folds): folds keep clusters whole, and the choice is
 scored only on folds it did not see."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course_lib.lab.folds import choose_in_folds, folds_by_cluster
+from course_lib.lab.measure.folds import choose_in_folds, folds_by_cluster
 
 
 def test_every_cluster_sits_in_one_fold_and_folds_are_about_equal():

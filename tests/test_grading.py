@@ -1,6 +1,6 @@
-"""Grading outside the student's kernel (course_lib.lab.grading) and the sandbox it runs the
-student's notebook in (course_lib.lab.sandbox): each way a submission can end or attack,
-on a one-answer notebook. The whole nbgrader flow is in test_classroom.py.
+"""Grading outside the student's kernel (course_lib.lab.teaching.grading) and the sandbox it runs
+the student's notebook in (course_lib.lab.teaching.sandbox): each way a submission can end or
+attack, on a one-answer notebook. The whole nbgrader flow is in test_classroom.py.
 
 Each run starts a kernel in the sandbox: a few seconds each.
 """
@@ -15,10 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lab import grading, sandbox
-from course_lib.lab.answer_keys import SolutionKey
-from course_lib.lab.grading import grade_answers, run_notebook
-from course_lib.lab.sandbox import Limits, SandboxRun
+from course_lib.lab.teaching import grading, sandbox
+from course_lib.lab.teaching.answer_keys import SolutionKey
+from course_lib.lab.teaching.grading import grade_answers, run_notebook
+from course_lib.lab.teaching.sandbox import Limits, SandboxRun
 
 KEY = SolutionKey("99", {"answer": 42}, {"You added instead of multiplying.": {"answer": 13}})
 QUICK = Limits(cpu_seconds=120, wall_seconds=120, memory_bytes=4 * 2**30)
@@ -157,7 +157,7 @@ def test_charts_and_the_sample_data_work_in_the_sandbox(tmp_path):
     sandbox: the graded run keeps charts as data) and reads the course's sample data."""
     points, _, run = _grade(
         tmp_path, "from course_lib import load_sample\nkb = load_sample()\nanswer = 42",
-        "import plotly.graph_objects as go\nfrom course_lib.lab.plots import show\n"
+        "import plotly.graph_objects as go\nfrom course_lib.lab.show.plots import show\n"
         "show(go.Figure(go.Bar(y=[1, 2])))", cell_timeout=60)
     errors = [o for cell in run.notebook.cells for o in cell.get("outputs", [])
               if o.get("output_type") == "error"]

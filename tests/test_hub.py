@@ -56,7 +56,7 @@ print("PROBE" + json.dumps(seen))
 EMPTY_CACHE = """
 import os, subprocess, sys
 done = subprocess.run([sys.executable, "-c",
-    "from course_lib.lab.datasets import fetch_cmrc2018; fetch_cmrc2018('trial')"],
+    "from course_lib.lab.data.datasets import fetch_cmrc2018; fetch_cmrc2018('trial')"],
     env={{**os.environ, "COURSE_DATA_CACHE": {folder!r}}}, capture_output=True, text=True)
 print(done.stderr.strip().splitlines()[-1])
 """
@@ -103,7 +103,7 @@ def test_two_students_on_a_real_hub_work_submit_and_are_graded():
         # Fetch, work, submit: through nbgrader's Assignments tab, as the students' own users.
         path = f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
         sys.path.insert(0, str(ROOT))
-        from course_lib.lab.classroom import solution_cells
+        from course_lib.lab.teaching.classroom import solution_cells
         _, solution = solution_cells(ROOT / "solutions" / f"{ASSIGNMENT}.py")
         for student in (ada, ben):
             student.assignments("fetch", ASSIGNMENT)
@@ -127,7 +127,7 @@ def test_two_students_on_a_real_hub_work_submit_and_are_graded():
                           env={**hub._make_env(), "COURSE_DATA_CACHE": str(hub.cache)})
         with open(course / "classroom" / "grades.csv", newline="") as f:
             rows = {row["student_id"]: row for row in csv.DictReader(f)}
-        from course_lib.lab.exercise_catalog import EXERCISES
+        from course_lib.lab.teaching.exercise_catalog import EXERCISES
         auto_points = len(EXERCISES["07"].answers)  # the written answers wait for the teacher
         assert float(rows[STUDENTS[0]]["score"]) == auto_points
         assert float(rows[STUDENTS[1]]["score"]) == 0

@@ -100,7 +100,7 @@ def test_the_scan_catches_a_number_no_output_shows(tmp_path):
 
 
 # ---------------------------------------------------------------- verdicts read from a table
-# A win/loss table (course_lib.lab.wins.format_win_loss) ends with this footer; its rows
+# A win/loss table (course_lib.lab.measure.wins.format_win_loss) ends with this footer; its rows
 # end with a verdict. The markdown after such a table, up to the next code cell, reads it:
 # each sentence there that says "wins", "loses" or "no detectable difference" must quote a
 # signed difference of a row whose verdict is the same — and none of a row whose verdict

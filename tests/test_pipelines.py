@@ -6,8 +6,8 @@ import json
 import pytest
 
 from course_lib import build_knowledge_base, load_sample, load_squad
-from course_lib.lab.evaluation import evaluate
-from course_lib.lab.pipelines import PIPELINES
+from course_lib.lab.measure.evaluation import evaluate
+from course_lib.lab.systems.pipelines import PIPELINES
 
 
 @pytest.fixture(scope="module")

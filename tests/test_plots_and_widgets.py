@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from course_lib import Document, load_sample
-from course_lib.lab import figures, plots
+from course_lib.lab.show import figures, plots
 from course_lib.llm import OfflineLLM
 from course_lib.llm_groups import CHAPTER_TREE, build_chapter_tree
 
@@ -287,7 +287,7 @@ def test_show_draws_a_png_with_the_exporter(monkeypatch):
 
 
 def test_gold_relation_for_paragraphs_chunks_and_children():
-    from course_lib.lab.widgets import gold_relation
+    from course_lib.lab.show.widgets import gold_relation
     from course_lib.node import DocNode
 
     gold = "长城是古代中国修建的军事工程。东起山海关，西至嘉峪关。全长两万多公里。"
@@ -304,7 +304,7 @@ def test_gold_relation_for_paragraphs_chunks_and_children():
 
 
 def test_explore_marks_gold_chunks_and_explains_empty_results(cmrc_kb):
-    from course_lib.lab.widgets import explore
+    from course_lib.lab.show.widgets import explore
 
     question = cmrc_kb.questions[0]
     page = explore(cmrc_kb, question.question)
@@ -328,7 +328,7 @@ def test_explore_marks_gold_chunks_and_explains_empty_results(cmrc_kb):
 
 
 def test_query_explorer_runs_once_per_setting_and_shows_working(cmrc_kb, monkeypatch):
-    import course_lib.lab.widgets as widgets_module
+    import course_lib.lab.show.widgets as widgets_module
 
     calls, seen, parts = [], [], []
     real = widgets_module.explore
@@ -387,7 +387,7 @@ class _CountingRAG:
 
 
 def test_chat_panel_asks_once_per_question():
-    from course_lib.lab.widgets import chat_panel
+    from course_lib.lab.show.widgets import chat_panel
 
     parts = []
     rag = _CountingRAG(lambda: parts[0])
@@ -431,7 +431,7 @@ def _label_boxes(figure):
 
 
 def test_threshold_slider_names_its_curve_and_keeps_labels_apart():
-    from course_lib.lab.widgets import threshold_slider
+    from course_lib.lab.show.widgets import threshold_slider
 
     # 0 and 0.1 coincide; 0.2 lies 5 px away; the chosen point gets a 20-px circle
     rows = [{"cut_off": c, "recall@5": r, "context_relevance@5": x, "mean_kept": m}

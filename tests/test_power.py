@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from course_lib.lab.significance import mcnemar_power
+from course_lib.lab.measure.significance import mcnemar_power
 
 
 def test_power_rises_with_the_number_of_questions():

@@ -16,7 +16,7 @@ from course_lib import (
     load_sample,
     split_paragraphs,
 )
-from course_lib.lab.widgets import (
+from course_lib.lab.show.widgets import (
     answer_html,
     chat_panel,
     format_answer,
@@ -90,7 +90,7 @@ def test_empty_candidates_still_answer():
 
 
 def test_chapter_rag_embeds_with_e5(cmrc_kb):
-    from course_lib.lab.chapter_system import chapter_rag
+    from course_lib.lab.systems.chapter_system import chapter_rag
 
     rag = chapter_rag(cmrc_kb, llm=OfflineLLM())
     cosine = rag.retriever.paths["coarse chunks, cosine"]

@@ -5,9 +5,9 @@ import csv
 import pytest
 
 from course_lib import DocNode, Document, Retriever, knowledge_base_document, readers
-from course_lib.lab.exercises import try_it
-from course_lib.lab.question_bank import question_bank, same_paragraph_rates
-from course_lib.lab.try_it_checks import (
+from course_lib.lab.data.question_bank import question_bank, same_paragraph_rates
+from course_lib.lab.teaching.exercises import try_it
+from course_lib.lab.teaching.try_it_checks import (
     check_answer_or_search,
     check_csv_reader,
     check_first_paragraphs_filter,

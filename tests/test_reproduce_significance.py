@@ -4,7 +4,7 @@ survives Holm's correction; the held-out tables read trial→dev."""
 import pytest
 from scipy.stats import binomtest
 
-from course_lib.lab.reproduce import _difference, compare_with_first
+from course_lib.lab.measure.reproduce import _difference, compare_with_first
 
 
 def _result(hits):

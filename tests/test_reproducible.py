@@ -34,8 +34,8 @@ import pytest
 
 from course_lib.embedding_shards import read_cache
 from course_lib.embeddings import E5Embedder
-from course_lib.lab.datasets import cache_dir
-from course_lib.lab.reproduce import format_report
+from course_lib.lab.data.datasets import cache_dir
+from course_lib.lab.measure.reproduce import format_report
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(  # minutes: reproduce on two machines

@@ -210,8 +210,8 @@ def test_register_bm25_with_own_tokeniser(sample_doc):
 
 
 def test_cut_off_sweep_equals_retrieving_with_the_cut_off(sample_doc):
-    from course_lib.lab.datasets import Question
-    from course_lib.lab.evaluation import cut_off_sweep, score_rankings
+    from course_lib.lab.data.datasets import Question
+    from course_lib.lab.measure.evaluation import cut_off_sweep, score_rankings
 
     doc, questions = sample_doc
     qs = [Question(q["id"], q["question"], [q["answer"]], [0], q["id"], q["paragraph"])

@@ -1,4 +1,4 @@
-"""The course's statistics (course_lib.lab.significance) equal scipy.stats on the same data.
+"""The course's statistics (course_lib.lab.measure.significance) equal scipy.stats on the same data.
 
 The course writes its formulas out because they are the lesson; these tests hold them
 to the well-kept implementations: ``binomtest`` (the exact interval and McNemar's
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from course_lib.lab.significance import (
+from course_lib.lab.measure.significance import (
     bootstrap_interval,
     compare_pair,
     holm,
@@ -220,7 +220,7 @@ def test_proportion_interval_refuses_impossible_counts() -> None:
 
 
 def test_a_cluster_bootstrap_is_the_mean_of_whole_clusters_drawn_together():
-    from course_lib.lab.significance import (
+    from course_lib.lab.measure.significance import (
         cluster_bootstrap_interval,
         cluster_resamples,
         paired_difference,

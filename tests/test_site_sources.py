@@ -124,7 +124,7 @@ def test_the_library_guide_lists_every_module_once_and_links_each() -> None:
     assert len(set(modules)) == len(modules)
     assert modules[1] == ROOT / "course_lib" / "ranking.py"  # the reading path comes first
     page = site.library_page(modules)
-    for name in ("node.py", "lab/datasets.py", "store/persist.py", "_support/validation.py"):
+    for name in ("node.py", "lab/data/datasets.py", "store/persist.py", "_support/validation.py"):
         assert f"(library/{name}.md)" in page, name
 
 

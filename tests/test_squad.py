@@ -1,11 +1,11 @@
-"""load_squad (course_lib.lab.squad): malformed SQuAD files, each a clear error."""
+"""load_squad (course_lib.lab.data.squad): malformed SQuAD files, each a clear error."""
 
 from pathlib import Path
 from typing import Any
 
 from bad_inputs import Case, clear_error_test, squad_call
 
-from course_lib.lab.datasets import DatasetFormatError, load_squad
+from course_lib.lab.data.datasets import DatasetFormatError, load_squad
 
 # ==================================================================== bad inputs
 # A malformed SQuAD file names the field, where it is and what was expected.

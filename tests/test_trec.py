@@ -1,4 +1,5 @@
-"""TREC run and qrels files (course_lib.lab.trec) that the field's tools read back and agree with.
+"""TREC run and qrels files (course_lib.lab.measure.trec) that the field's tools read back and
+agree with.
 
 On the chapter's trial data: the files ``run_lines``/``qrels_lines`` write, read back with
 ``ir_measures`` (``trec_eval`` underneath), give per question and on average the numbers
@@ -20,10 +21,10 @@ import pytest
 import pytrec_eval
 from ir_measures import AP, RR, R, nDCG
 
-from course_lib.lab import trec
-from course_lib.lab.datasets import KnowledgeBase, Question
-from course_lib.lab.evaluation import evaluate
-from course_lib.lab.pipelines import build_pipeline
+from course_lib.lab.data.datasets import KnowledgeBase, Question
+from course_lib.lab.measure import trec
+from course_lib.lab.measure.evaluation import evaluate
+from course_lib.lab.systems.pipelines import build_pipeline
 from course_lib.node import DocNode
 
 # ir_measures' measure -> the course's key (per_question column and result mean)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from course_lib.lab.evaluation import evaluate
-from course_lib.lab.exercises import try_it
-from course_lib.lab.significance import mcnemar
-from course_lib.lab.try_it_checks import check_paired_p_value
+from course_lib.lab.measure.evaluation import evaluate
+from course_lib.lab.measure.significance import mcnemar
+from course_lib.lab.teaching.exercises import try_it
+from course_lib.lab.teaching.try_it_checks import check_paired_p_value
 
 # 1,000 questions: 940 both hit, 30 both miss, 22 only a, 8 only b.
 A = np.array([1] * 940 + [0] * 30 + [1] * 22 + [0] * 8, dtype=float)

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.lab import vague_queries as vq
-from course_lib.lab.datasets import Question, SquadSet, build_knowledge_base
-from course_lib.lab.evaluation import evaluate
-from course_lib.lab.significance import compare_pair
+from course_lib.lab.data import vague_queries as vq
+from course_lib.lab.data.datasets import Question, SquadSet, build_knowledge_base
+from course_lib.lab.measure.evaluation import evaluate
+from course_lib.lab.measure.significance import compare_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = "2008年北京奥运会的游泳比赛中菲尔普斯获得了多少枚金牌并打破了几项世界纪录？"
@@ -68,7 +68,7 @@ def test_seeds_choose_different_words_and_words_keep_their_order():
 
 
 def test_the_same_query_in_another_process_whatever_its_hash_seed():
-    code = ("from course_lib.lab.vague_queries import make_vague; "
+    code = ("from course_lib.lab.data.vague_queries import make_vague; "
             f"print(make_vague({LONG!r}, seed=3, keep=3, drop_entity=False))")
     outputs = set()
     for hash_seed in ("1", "2"):

@@ -140,7 +140,7 @@ def test_modules_keep_their_messages(call, message):
 
 def test_exercise_answers_computed_with_numpy_count_as_numbers():
     # before: np.int64(3) for an expected 3 was marked wrong (only int/float were numbers)
-    from course_lib.lab.answer_keys import agree
+    from course_lib.lab.teaching.answer_keys import agree
 
     assert agree(np.int64(3), 3, 1e-9) and agree(np.float32(0.5), 0.5, 1e-6)
     assert not agree(True, 1, 1e-9) and not agree(np.int64(4), 3, 0.5)

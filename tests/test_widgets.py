@@ -1,9 +1,9 @@
-"""The widgets (course_lib.lab.widgets): bad input, each a clear error."""
+"""The widgets (course_lib.lab.show.widgets): bad input, each a clear error."""
 
 from bad_inputs import TOPK, Case, clear_error_test
 
-from course_lib.lab.datasets import KnowledgeBase
-from course_lib.lab.widgets import explore, query_explorer, threshold_slider
+from course_lib.lab.data.datasets import KnowledgeBase
+from course_lib.lab.show.widgets import explore, query_explorer, threshold_slider
 
 # ==================================================================== bad inputs
 # The widgets refuse what they cannot show, naming what to pass instead.

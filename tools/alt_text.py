@@ -2,7 +2,7 @@
 
 nbconvert's HTML export writes ``alt="No description has been provided for this image"`` on
 every ``<img>``; each course chart carries its description as the output's ``text/plain``
-("Picture: …", :func:`course_lib.lab.plots.show`). This copies that description onto the
+("Picture: …", :func:`course_lib.lab.show.plots.show`). This copies that description onto the
 picture, in order — the n-th PNG output of the notebook is the n-th ``<img>`` of the page —
 and refuses (exit 1, nothing written) when the two counts differ.
 

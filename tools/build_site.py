@@ -48,8 +48,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 from line_counts import MORE_IDEAS, READING_PATH  # noqa: E402
 from site_links import check_site  # noqa: E402
 
-from course_lib.lab.classroom import solution_cells  # noqa: E402
-from course_lib.lab.exercises import method  # noqa: E402
+from course_lib.lab.teaching.classroom import solution_cells  # noqa: E402
+from course_lib.lab.teaching.exercises import method  # noqa: E402
 from course_lib.store.safe_folder import write_text_atomically  # noqa: E402
 
 MANIFEST = ".staged-by-build-site.json"
@@ -207,15 +207,25 @@ def library_modules() -> list[Path]:
                                          for name in (*READING_PATH, *MORE_IDEAS)]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for part in ("lab", "store", "_support"):
-        named = re.findall(r"`(\w+)\.py`", readme.split(f"(`course_lib/{part}/`", 1)[1]
-                           .split("\n\n**", 1)[0])
-        order += [package / part / f"{name}.py" for name in dict.fromkeys(named)]
+        section = readme.split(f"(`course_lib/{part}/`", 1)[1].split("\n\n**", 1)[0]
+        named = [_row_modules(line) for line in section.splitlines() if line.startswith("| `")]
+        order += [package / part / name for name in dict.fromkeys(sum(named, []))]
     everything = sorted(package.rglob("*.py"))
     order += [path for path in everything if path not in order]
     missing = [path for path in order if not path.is_file()]
     if missing:
         raise FileNotFoundError(f"the README names modules that do not exist: {missing}")
     return order
+
+
+def _row_modules(row: str) -> list[str]:
+    """The modules a README table row names in its first cell, as paths below its part:
+    ``| `data/` `squad.py`, `datasets.py` | ...`` → ``["data/squad.py", "data/datasets.py"]``
+    (a lab row starts with its room)."""
+    first = row[2:].split(" |", 1)[0]
+    room = re.match(r"`(\w+)/`", first)
+    return [(room.group(1) + "/" if room else "") + name
+            for name in re.findall(r"`(\w+\.py)`", first)]
 
 
 def _module_page(path: Path) -> str:
@@ -247,8 +257,10 @@ def library_page(modules: list[Path]) -> str:
             part = ""
         if line.startswith("| `"):
             first, rest = line[2:].split(" |", 1)
-            first = re.sub(r"`(\w+\.py)`", lambda m, part=part:
-                           f"[`{m.group(1)}`]({pages[part + m.group(1)]}.md)", first)
+            room = re.match(r"`(\w+)/`", first)
+            where = part + (room.group(1) + "/" if room else "")
+            first = re.sub(r"`(\w+\.py)`", lambda m, where=where:
+                           f"[`{m.group(1)}`]({pages[where + m.group(1)]}.md)", first)
             line = f"| {first} |{rest}"
         lines.append(line)
     toctree = "\n".join(_page_name(path) for path in modules)

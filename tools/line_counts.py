@@ -37,7 +37,7 @@ def counts() -> dict[str, int]:
     if unlisted:
         raise SystemExit(f"modules at the package root in neither list: {sorted(unlisted)}")
     for part in PARTS:
-        result[part] = sum(lines(p) for p in (PACKAGE / part).glob("*.py"))
+        result[part] = sum(lines(p) for p in (PACKAGE / part).rglob("*.py"))
     result["plumbing"] = sum(result[part] for part in PARTS)
     return result
 

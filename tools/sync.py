@@ -16,10 +16,10 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.lab.classroom import solution_cells
+from course_lib.lab.teaching.classroom import solution_cells
 
 ROOT = Path(__file__).resolve().parent.parent
-STRICT_PREFIX = ("from course_lib.lab.exercises import check, check_mistakes, "
+STRICT_PREFIX = ("from course_lib.lab.teaching.exercises import check, check_mistakes, "
                  "check_not_given_away, strict\n\n"
                  "strict(True)  # a failed check fails CI\n")
 

@@ -143,7 +143,7 @@ def block() -> str:
 
 def answer_space_table() -> str:
     """Each lab's answer space and brute force, as ``make answer-space`` measured them."""
-    from course_lib.lab.answer_space import duration
+    from course_lib.lab.teaching.answer_space import duration
 
     data = json.loads(ANSWER_SPACE.read_text(encoding="utf-8"))
     lines = ["| lab | each answer: the smallest family that holds it (candidates) | joint "
@@ -162,7 +162,7 @@ def answer_space_table() -> str:
 
 def answer_space_summary() -> str:
     """Section 3's sentences: what the table says, in numbers."""
-    from course_lib.lab.answer_space import duration
+    from course_lib.lab.teaching.answer_space import duration
 
     data = json.loads(ANSWER_SPACE.read_text(encoding="utf-8"))
     rows = sorted(data["exercises"].items(), key=lambda item: item[1]["whole_s"])

@@ -8,12 +8,12 @@ grade,answer-space}``.
   [--qrels OUT]`` — score one pipeline: each metric with its 95 % interval;
   ``--json`` writes the result (with ``intervals`` and ``per_question``), ``--run`` /
   ``--qrels`` a TREC run (tag: the pipeline name) and qrels file for ``trec_eval``,
-  ``ir_measures`` or ``ranx`` (:mod:`course_lib.lab.trec`).
+  ``ir_measures`` or ``ranx`` (:mod:`course_lib.lab.measure.trec`).
 * ``compare --squad FILE [--docs-per-file N] [--baseline NAME] [--json OUT] A B [C ...]``
   — evaluate two or more pipelines on the same questions, print each metric with its
   interval, and test each pipeline against the baseline (``--baseline``, one of those
   named; default the first): paired differences, exact McNemar / sign-flip p-values,
-  Holm-adjusted over the whole table (:mod:`course_lib.lab.comparison`).
+  Holm-adjusted over the whole table (:mod:`course_lib.lab.measure.comparison`).
 * ``reproduce [--squad FILE] [--json OUT] [--table NAME ...]`` — the chapter's tables
   beside ours, each row tested against its table's first row; without ``--squad``, also the
   settings chosen on trial reported on the held-out dev set, and where each upgrade wins
@@ -22,14 +22,15 @@ grade,answer-space}``.
 * ``classroom [--out DIR] [--exercise NN ...] [--no-release] [--exchange FOLDER]
   [--self-check {auto,on,off}]`` — an nbgrader course folder
   for a classroom lab (default ``classroom``; every graded exercise, 01–13), then nbgrader's
-  student release of each (:mod:`course_lib.lab.classroom`); ``auto`` releases a self-check
+  student release of each (:mod:`course_lib.lab.teaching.classroom`); ``auto`` releases a self-check
   only where brute force would not find the answers (``--no-self-check``: ``off``).
 * ``grade --assignment NN_name [--course DIR]`` — after the deadline: collect, autograde in
-  a sandbox, feedback, and ``DIR/grades.csv`` (``make grade``; :mod:`course_lib.lab.grading`).
+  a sandbox, feedback, and ``DIR/grades.csv`` (``make grade``;
+  :mod:`course_lib.lab.teaching.grading`).
 * ``answer-space [--exercise NN ...] [--budget S] [--json OUT]`` — how many answer tuples each
   exercise's self-check lets a learner try, and the brute force measured (for real within
   ``--budget`` seconds, else estimated) on one core (``make answer-space``;
-  :mod:`course_lib.lab.answer_space`).
+  :mod:`course_lib.lab.teaching.answer_space`).
 
 The sub-command names and the JSON keys they write are an interface other tools
 read: keep them stable.
@@ -66,7 +67,7 @@ from .cli_arguments import (
     _positive_int,
     _write_json,
 )
-from .datasets import (
+from .data.datasets import (
     DatasetUnavailableError,
     SquadSet,
     build_knowledge_base,
@@ -93,14 +94,14 @@ def _embed_all(squads: dict[str, SquadSet]) -> None:
 
     ``squads`` holds every split ``data`` fetched (``"trial"``, ``"dev"``). Embedded:
     trial's knowledge base (10 paragraphs per file) and the held-out set the notebooks
-    report on (:func:`~course_lib.lab.datasets.load_held_out_kb`: dev's first 256 paragraphs),
+    report on (:func:`~course_lib.lab.data.datasets.load_held_out_kb`: dev's first 256 paragraphs),
     and on both the swapped-subject questions of notebook 12.
     The whole dev set is not embedded here (three times the time): ``evaluate --squad``
     on it embeds what its pipeline needs, once.
     """
-    from .answerability_tiers import embed_tier_questions
-    from .datasets import load_held_out_kb
-    from .kb_document import embed_knowledge_base
+    from .data.datasets import load_held_out_kb
+    from .data.kb_document import embed_knowledge_base
+    from .measure.answerability_tiers import embed_tier_questions
 
     for name, kb in (("trial", build_knowledge_base(squads["trial"], 10)),
                      ("held-out dev", load_held_out_kb())):
@@ -110,12 +111,12 @@ def _embed_all(squads: dict[str, SquadSet]) -> None:
         print("  cached: " + ", ".join(f"{n} passages and questions with {m}"
                                        for m, n in counts.items()) + " (e5: and their sentences)")
         print(f"  and {embed_tier_questions(kb)} swapped-subject questions of notebook 12 (e5)")
-    from .settings import embed_settings
+    from .data.settings import embed_settings
 
     print("embedding the second knowledge base: DRCD test (+ the held-out CMRC paragraphs), "
           "questions in both scripts (once; e5 only, then cached) ...", flush=True)
     print(f"  cached: {embed_settings():,} passages, sentences and questions with e5")
-    from .article_tiers import embed_article_tier_questions
+    from .measure.article_tiers import embed_article_tier_questions
 
     print(f"  and {embed_article_tier_questions()} swapped-subject questions of DRCD's "
           "answerability tiers (e5)")
@@ -140,7 +141,7 @@ def _run_data(args: argparse.Namespace, checked: Checked) -> None:
 
 
 def _run_pipelines(args: argparse.Namespace, checked: Checked) -> None:
-    from .pipelines import PIPELINES
+    from .systems.pipelines import PIPELINES
     width = max(len(name) for name in PIPELINES)
     for name, pipeline in PIPELINES.items():
         print(f"{name:<{width}}  {pipeline.description}")
@@ -158,7 +159,7 @@ def _check_evaluate(args: argparse.Namespace) -> Checked:
 
 def _format_intervals(result: dict[str, Any]) -> str:
     """The 95 % intervals of an ``evaluate`` result, laid out under
-    :func:`course_lib.lab.evaluation.format_result`'s table (same rows, one column per k),
+    :func:`course_lib.lab.measure.evaluation.format_result`'s table (same rows, one column per k),
     then ``ndcg@10`` and ``map@10`` with their values."""
     bounds = result["intervals"]
     ks = sorted({int(key.split("@")[1]) for key in bounds if key.startswith("recall@")})
@@ -175,8 +176,8 @@ def _format_intervals(result: dict[str, Any]) -> str:
 
 
 def _run_evaluate(args: argparse.Namespace, checked: Checked) -> None:
-    from . import trec
-    from .evaluation import evaluate, format_result
+    from .measure import trec
+    from .measure.evaluation import evaluate, format_result
     kb = build_knowledge_base(checked["squad"], args.docs_per_file)
     keep = {"keep_rankings": True} if checked["run"] is not None else {}
     result = evaluate(kb, checked["pipeline"], **keep)
@@ -201,8 +202,8 @@ def _check_compare(args: argparse.Namespace) -> Checked:
 
 
 def _run_compare(args: argparse.Namespace, checked: Checked) -> None:
-    from .comparison import compare_results, format_comparison
-    from .evaluation import evaluate
+    from .measure.comparison import compare_results, format_comparison
+    from .measure.evaluation import evaluate
     kb = build_knowledge_base(checked["squad"], args.docs_per_file)
     results = {}
     for name in checked["pipelines"]:
@@ -220,10 +221,10 @@ def _check_reproduce(args: argparse.Namespace) -> Checked:
 
 
 def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
-    from .reproduce import format_report, reproduce
+    from .measure.reproduce import format_report, reproduce
     tables = checked["tables"]
     if checked["squad"] is None:  # the chapter's trial set, and the held-out dev set
-        from .datasets import load_held_out_kb
+        from .data.datasets import load_held_out_kb
 
         report = reproduce(build_knowledge_base(load_squad(fetch_cmrc2018()), 10), tables,
                            held_out=None if tables else load_held_out_kb(), wins=not tables)
@@ -232,7 +233,7 @@ def _run_reproduce(args: argparse.Namespace, checked: Checked) -> None:
         report = reproduce(build_knowledge_base(squad, 10), tables)
         if "skipped" not in report.get("answerability", {"skipped": ""}) and any(
                 len(a.paragraph_ids) > 1 for a in squad.articles):
-            from .article_tiers import evaluate_article_answerability
+            from .measure.article_tiers import evaluate_article_answerability
 
             # Articles of several paragraphs: the sibling-kept tier exists here too.
             report["answerability"]["articles"] = evaluate_article_answerability(None,
@@ -246,8 +247,8 @@ def _check_ablations(args: argparse.Namespace) -> Checked:
 
 
 def _run_ablations(args: argparse.Namespace, checked: Checked) -> None:
-    from .stage_ablations import ablation_settings, stage_ablations
-    from .wins import format_win_loss, win_loss
+    from .measure.stage_ablations import ablation_settings, stage_ablations
+    from .measure.wins import format_win_loss, win_loss
 
     settings = ablation_settings()
     cases = []
@@ -264,8 +265,8 @@ def _run_ablations(args: argparse.Namespace, checked: Checked) -> None:
 
 
 def _check_classroom(args: argparse.Namespace) -> Checked:
-    from .classroom import GRADED
-    from .exercises import EXERCISES
+    from .teaching.classroom import GRADED
+    from .teaching.exercises import EXERCISES
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -291,7 +292,7 @@ def _check_classroom(args: argparse.Namespace) -> Checked:
 
 
 def _run_classroom(args: argparse.Namespace, checked: Checked) -> None:
-    from .classroom import build_classroom
+    from .teaching.classroom import build_classroom
 
     names = build_classroom(checked["out"], checked["exercises"], release=not args.no_release,
                             exchange=checked["exchange"], self_check=checked["self_check"])
@@ -313,14 +314,14 @@ def _check_grade(args: argparse.Namespace) -> Checked:
 
 
 def _run_grade(args: argparse.Namespace, checked: Checked) -> None:
-    from .classroom import grade_assignment
+    from .teaching.classroom import grade_assignment
 
     grades = grade_assignment(checked["course"], args.assignment)
     print(f"grades of every assignment: {grades}; feedback in {checked['course']}/feedback")
 
 
 def _check_answer_space(args: argparse.Namespace) -> Checked:
-    from .classroom import GRADED
+    from .teaching.classroom import GRADED
 
     unknown = [name for name in args.exercise or [] if name not in GRADED]
     if unknown:
@@ -334,9 +335,9 @@ def _check_answer_space(args: argparse.Namespace) -> Checked:
 
 def _run_answer_space(args: argparse.Namespace, checked: Checked) -> None:
     """Each exercise's worked solution runs once; its answers go into a hashed key only."""
-    from . import answer_space as space_of
-    from . import exercises
-    from .answer_keys import SolutionKey
+    from .teaching import answer_space as space_of
+    from .teaching import exercises
+    from .teaching.answer_keys import SolutionKey
 
     rows = {}
     for exercise in checked["exercises"]:
@@ -406,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
                         _check_reproduce, _run_reproduce)
     reproduce.add_argument("--squad", help="default: CMRC 2018 trial")
     reproduce.add_argument("--json", help="also write the report here (its folder must exist)")
-    from .reproduce import ANSWERABILITY, TABLES
+    from .measure.reproduce import ANSWERABILITY, TABLES
 
     reproduce.add_argument("--table", action="append", choices=[*TABLES, ANSWERABILITY],
                            help="only this table (repeat for several); without it, every table "

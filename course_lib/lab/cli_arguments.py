@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .._support.validation import close_names
 from ..store.safe_folder import write_text_atomically
-from .datasets import DatasetFormatError, SquadSet, load_squad
+from .data.datasets import DatasetFormatError, SquadSet, load_squad
 
 PROG = "python -m course_lib"
 
@@ -105,7 +105,7 @@ def _check_squad(value: str | Path) -> SquadSet:
 def _check_pipeline(name: str, option: str = "--pipeline") -> str:
     """``name`` when it is a registered pipeline; else a hint with the closest names
     (the error names the argument ``option``)."""
-    from .pipelines import PIPELINES
+    from .systems.pipelines import PIPELINES
     if name in PIPELINES:
         return name
     close = close_names(name, PIPELINES, n=3)
