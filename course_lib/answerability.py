@@ -47,20 +47,14 @@ import numpy as np
 from ._support.validation import check_number, validate_query
 from .asked_type import asked_for, fillers
 from .bm25 import BM25Stats
+from .coverage import coverage, covered_terms
 from .index import as_embedder
 from .node import DocNode
 from .offline_llm import content_terms
 from .rerank import candidate_sentences
 from .scripts import to_simplified
-from .text_tokens import (
-    TextCache,
-    char_ngrams,
-    chinese_tokens,
-    coverage,
-    covered_terms,
-    function_words,
-    named_entities,
-)
+from .text_tokens import TextCache, char_ngrams, chinese_tokens
+from .word_tags import function_words, named_entities
 
 SIGNALS = ("word_coverage", "bigram_coverage", "best_sentence", "anchored_coverage")
 # Measured, not in the default detector: it did not earn its place (notebook 12, section 10).
@@ -315,7 +309,7 @@ class AnswerabilityDetector:
     @staticmethod
     def anchors(question: str) -> list[str]:
         """The names a candidate must hold, all of them, for anchored coverage: the
-        question's :func:`~course_lib.text_tokens.named_entities`, lower-cased (none for a
+        question's :func:`~course_lib.word_tags.named_entities`, lower-cased (none for a
         question that names nothing: its coverage then needs no anchor).
 
         >>> AnswerabilityDetector.anchors("罗保铭本科毕业于哪所大学？")

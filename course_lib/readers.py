@@ -17,22 +17,11 @@ Every root node carries metadata — ``file_name``, ``file_path``, ``file_type``
 (what ``Retriever(filters={"file_name": [...]})`` looks at). This module does not cut
 text into smaller nodes; node groups do (:mod:`course_lib.document`).
 
-What is read, and what is refused:
+What is read, and what is refused — the file rules (regular files only, no symlink leaving
+the folder, at most :data:`MAX_FILE_BYTES` per file) are stated and checked once, in
+:mod:`course_lib._support.file_rules`; a file that breaks one is skipped with a warning
+naming it when a folder holds it, and an error when ``files=`` names it. This module adds:
 
-- **Regular files only.** A FIFO, socket or device named ``something.txt`` would block
-  or never end; reading a folder skips it (one warning lists what was skipped), and
-  naming it in ``files=`` is an error.
-- **No symlink leaves the folder.** Reading ``dataset_path`` follows a file symlink only
-  when its target lies inside that folder (a ``.txt`` link to ``/dev/zero`` or to your
-  private notes is skipped with the warning), and never descends into a symlinked
-  folder (no cycles, no duplicates). A path given in ``files=`` is yours: a symlink there
-  is followed, but its target must still be a regular file.
-- **At most** :data:`MAX_FILE_BYTES` **per file** (50 MiB; the CMRC 2018 corpus files
-  are 17 KB at most). A larger file is an error naming it, its size and the limit;
-  raise the limit with ``course_lib.readers.MAX_FILE_BYTES = 200 * 2**20``. The size is
-  checked before reading, and :func:`text_reader` also stops reading past the limit, so
-  a file that grows while it is read cannot exhaust memory. A reader you register gets
-  the size check but reads the file its own way.
 - **Text only.** A file that is not valid UTF-8 (GBK, Latin-1, a binary file) raises a
   ``UnicodeDecodeError`` whose message names the file and what to do; a NUL byte (a
   binary or UTF-16 file) is a ``ValueError``. A lone surrogate (``"\\ud800"``, possible
@@ -61,6 +50,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._support import file_rules
 from ._support.validation import check_text
 from .node import DocNode
 
@@ -74,51 +64,21 @@ Reader = Callable[[Path], str | list[str | DocNode]]
 
 
 # ---------------------------------------------------------------- reading one file
-def _file_kind(mode: int) -> str:
-    """What a non-regular file is, in words."""
-    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return kind
-    return "not a regular file"
-
-
-def _too_large(path: Path, size: int | str, limit: int) -> ValueError:
-    return ValueError(f"file {str(path)!r} is {size} bytes, above the limit of {limit:,} bytes "
-                      f"(course_lib.readers.MAX_FILE_BYTES): split it, or raise the limit, "
-                      f"e.g. course_lib.readers.MAX_FILE_BYTES = {2 * limit:,}")
+_KNOB = "course_lib.readers.MAX_FILE_BYTES"
 
 
 def check_size(path: Path, size: int) -> None:
     """``ValueError`` naming ``path``, its ``size`` and the limit if ``size`` exceeds
     :data:`MAX_FILE_BYTES`."""
-    if size > MAX_FILE_BYTES:
-        raise _too_large(path, f"{size:,}", MAX_FILE_BYTES)
+    file_rules.check_size(path, size, MAX_FILE_BYTES, _KNOB)
 
 
 def read_limited(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file ``path``, refusing more than :data:`MAX_FILE_BYTES`.
-
-    Opens without blocking (a FIFO swapped in after a check cannot hang), checks on the
-    open file that it is a regular file no larger than the limit, then reads at most one
-    byte past the limit — so a file that grows while it is read is refused, not read to
-    the end. Use it in your own readers to get the same guarantees.
-    """
-    path = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as file:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"file {str(path)!r} is {_file_kind(info.st_mode)}; readers read "
-                             "regular files only")
-        limit = MAX_FILE_BYTES
-        check_size(path, info.st_size)
-        data = file.read(limit + 1)
-        if len(data) > limit:
-            raise _too_large(path, f"more than {limit:,} (it grew while being read)", limit)
-    return data
+    """The bytes of the regular file ``path``, refusing more than :data:`MAX_FILE_BYTES`
+    (:func:`course_lib._support.file_rules.read_limited`: checked on the open file, opened
+    without blocking, read at most one byte past the limit). Use it in your own readers to
+    get the same guarantees."""
+    return file_rules.read_limited(path, MAX_FILE_BYTES, _KNOB)
 
 
 def _decode_error(path: Path, error: UnicodeDecodeError) -> UnicodeDecodeError:
@@ -201,56 +161,6 @@ def file_metadata(path: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- choosing the files
-def _scan_folder(folder: Path) -> tuple[list[Path], list[str]]:
-    """The readable files under ``folder`` (sorted), and why others were skipped.
-
-    Walks without following symlinked folders; a file symlink counts only if its target
-    is a regular file inside ``folder``. Files with no registered reader are ignored
-    silently (a folder may hold anything); everything else that is skipped is reported.
-    """
-    inside = folder.resolve()
-    found: list[Path] = []
-    skipped: list[str] = []
-
-    def unlistable(error: OSError) -> None:
-        skipped.append(f"{error.filename} (cannot list it: {error.strerror})")
-
-    for top, dirs, names in os.walk(folder, onerror=unlistable, followlinks=False):
-        here = Path(top)
-        for name in dirs:
-            if (here / name).is_symlink():
-                skipped.append(f"{(here / name).relative_to(folder)} (a symlinked folder; "
-                               "not followed)")
-        for name in names:
-            path = here / name
-            if path.suffix.lower() not in READERS:
-                continue
-            why = _why_skipped(path, inside)
-            if why is None:
-                found.append(path)
-            else:
-                skipped.append(f"{path.relative_to(folder)} ({why})")
-    return sorted(found), skipped
-
-
-def _why_skipped(path: Path, inside: Path) -> str | None:
-    """Why a file found in a folder is not read, or ``None`` if it is."""
-    if path.is_symlink():
-        try:
-            target = path.resolve(strict=True)
-        except (OSError, RuntimeError):
-            return "a broken symlink"
-        if not target.is_relative_to(inside):
-            return f"a symlink leaving the folder, to {str(target)!r}"
-    try:
-        mode = path.stat().st_mode
-    except OSError as error:
-        return f"cannot read it: {error.strerror}"
-    if not stat.S_ISREG(mode):
-        return f"{_file_kind(mode)}, not a regular file"
-    return None
-
-
 def _folder_paths(dataset_path: Any) -> tuple[Path, list[Path]]:
     if not isinstance(dataset_path, (str, os.PathLike)):
         hint = ("for {name: text} use texts=" if isinstance(dataset_path, Mapping)
@@ -269,7 +179,8 @@ def _folder_paths(dataset_path: Any) -> tuple[Path, list[Path]]:
         where = "" if folder.is_absolute() else f" (relative paths start at {os.getcwd()!r})"
         raise FileNotFoundError(f"dataset_path {str(folder)!r} is not a folder: it does not "
                                 f"exist{where}; give an existing folder")
-    paths, skipped = _scan_folder(folder)
+    paths, skipped = file_rules.scan_folder(folder,
+                                            lambda p: p.suffix.lower() in READERS)
     shown = "; ".join(skipped[:10]) + (f"; and {len(skipped) - 10} more" if len(skipped) > 10
                                        else "")
     if not paths:
@@ -329,8 +240,8 @@ def _check_given_file(path: Path) -> None:
         raise IsADirectoryError(f"files=: {str(path)!r} is a folder; read it with "
                                 f"Document({str(path)!r}), or list its files")
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"files=: {str(path)!r} is {_file_kind(info.st_mode)}; readers read "
-                         "regular files only")
+        raise ValueError(f"files=: {str(path)!r} is {file_rules.file_kind(info.st_mode)}; "
+                         "readers read regular files only")
     if path.suffix.lower() not in READERS:
         raise ValueError(f"no reader for {path.name!r}; known suffixes: "
                          f"{sorted(READERS)} (add one with register_reader)")

@@ -38,13 +38,14 @@ import numpy as np
 
 from ._support.validation import check_int, check_number, is_number, validate_query, validate_topk
 from .bm25 import BM25Stats, TermStats
+from .coverage import coverage
 from .index import as_embedder
 from .node import DocNode
 from .ranking import best_first, passes, round_score
 from .rerank_models import CrossEncoderScorer, RerankEndpoint  # noqa: F401  (its old home)
 from .scripts import to_simplified
 from .text_splitter import split_sentences
-from .text_tokens import TextCache, char_ngrams, chinese_tokens, coverage, english_tokens
+from .text_tokens import TextCache, char_ngrams, chinese_tokens, english_tokens
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
 OUTPUT_FORMATS = (None, "content", "dict")

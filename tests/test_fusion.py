@@ -10,16 +10,8 @@ from bad_inputs import (
 )
 
 from course_lib import DocNode
-from course_lib.fusion import (
-    INPUT,
-    PREVIOUS,
-    MultiRetriever,
-    bind,
-    parallel,
-    pipeline,
-    reciprocal_rank_fusion,
-    union,
-)
+from course_lib.flow import INPUT, PREVIOUS, bind, parallel, pipeline
+from course_lib.fusion import MultiRetriever, reciprocal_rank_fusion, union
 from course_lib.rerank import Reranker
 
 

@@ -366,3 +366,49 @@ def test_retrieval_known_filter_keys_still_filter() -> None:
     """The key check does not change what a correct filter keeps."""
     retriever = Retriever(ret_doc(), "line", filters={"file_name": ["b.txt"]})
     assert [n.metadata["file_name"] for n in retriever("普洱 长城")] == ["b.txt"]
+
+
+# ==================================================================== the query's path
+# A query goes Retriever.__call__ → retrieve → GroupIndex.search → the index's own search,
+# which scores: four frames, whatever the similarity. A fifth would be a layer nobody reads.
+PATH_DEPTH = 4
+
+
+def _frames_to_scoring(retriever: Retriever, index_class: type, query: str) -> list[str]:
+    """The frames from ``Retriever.__call__`` down to ``index_class.search``, outermost first."""
+    import inspect
+
+    seen: list[str] = []
+    search = index_class.search
+
+    def spying(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not seen:
+            names = [f"{frame.function} ({Path(frame.filename).name})"
+                     for frame in inspect.stack()]
+            end = names.index("__call__ (retriever.py)")
+            seen.extend(reversed([f"search ({Path(inspect.getfile(search)).name})",
+                                  *names[1:end + 1]]))
+        return search(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index_class, "search", spying)
+        retriever(query)
+    return seen
+
+
+def _lengths(texts: list[str]) -> np.ndarray:
+    return np.array([[len(t), t.count("长城") + 1.0, 1.0] for t in texts], dtype=np.float32)
+
+
+@pytest.mark.parametrize("similarity", ["bm25_chinese", "cosine"])
+def test_a_query_reaches_its_score_in_four_frames(similarity: str) -> None:
+    from course_lib.bm25 import BM25Index
+    from course_lib.vectors import DenseVectors
+
+    doc = Document(texts={"a.txt": "长城东起山海关。\n故宫在北京。"}, embed=_lengths)
+    doc.create_node_group("line", transform=lambda t: t.split("\n"))
+    index_class = BM25Index if similarity.startswith("bm25") else DenseVectors
+    frames = _frames_to_scoring(Retriever(doc, "line", similarity, topk=1), index_class,
+                                "长城在哪里？")
+    assert frames[0] == "__call__ (retriever.py)" and frames[-1].startswith("search (")
+    assert len(frames) == PATH_DEPTH, frames

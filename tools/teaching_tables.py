@@ -9,7 +9,7 @@ the brute force timed — from
     python tools/teaching_tables.py          # print the tables docs/teaching.md holds
     python tools/teaching_tables.py --write  # put them into docs/teaching.md
 
-A test (tests/test_teaching_guide.py) checks that the guide holds exactly this output.
+A test (tests/repo/test_teaching_guide.py) checks that the guide holds exactly this output.
 
 The sizing model, stated so a teacher can redo it for another server:
 

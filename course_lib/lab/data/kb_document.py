@@ -23,7 +23,7 @@ def knowledge_base_document(kb: KnowledgeBase, embed: bool | str = False) -> Doc
     ``embed=True`` attaches the offline default embedder (multilingual-e5-small) under
     the key ``"e5"``; ``embed="use"`` attaches USE multilingual under ``"use"`` instead.
     """
-    if embed not in (False, True, "e5", "use"):
+    if not (isinstance(embed, bool) or embed in ("e5", "use")):  # 1 == True: not a choice
         raise ValueError(f"embed must be False, True (e5), 'e5' or 'use', got {embed!r}")
     embedders = None
     if embed:

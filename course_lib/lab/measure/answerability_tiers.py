@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..._support.validation import check_int
-from ...text_tokens import named_entities
+from ...word_tags import named_entities
 from ..data.answerability_set import AnswerabilitySet, answerability_set
 from ..data.datasets import KnowledgeBase, Question
 
@@ -80,7 +80,7 @@ class Facts:
 
 def question_subject(question: Question, facts: Facts) -> tuple[str, str] | None:
     """The thing a question asks about: among its names
-    (:func:`~course_lib.text_tokens.named_entities`) that its own paragraph contains, the
+    (:func:`~course_lib.word_tags.named_entities`) that its own paragraph contains, the
     one the fewest paragraphs of ``facts`` mention (the longer, then the first, on ties)
     — with its kind. ``None`` when it names nothing its paragraph holds ("此剧的制作人是谁？").
     """

@@ -13,7 +13,7 @@ difference``.
 
 :func:`format_win_loss` prints the table; a notebook's sentences quote its verdicts and
 differences, and a test checks each sentence against the table
-(``tests/test_notebook_claims.py``).
+(``tests/repo/test_notebook_claims.py``).
 
 >>> a = {"per_question": {"id": list("abcdefgh"), "recall@1": [1] * 8}}
 >>> b = {"per_question": {"id": list("abcdefgh"), "recall@1": [0] * 8}}

@@ -67,6 +67,9 @@ def best_detectable(results: dict[str, dict[str, Any]], ranked: Sequence[str], m
     if any(c is None for c in columns) or len(columns[0]) != len(columns[1]):
         return False, f"highest: {first} (not tested: no per-question results)"
     p = compare_pair(columns[0], columns[1])["p"]
+    if p < 0.05 and sum(columns[0]) < sum(columns[1]):  # the test is two-sided
+        return False, (f"{first} is detectably below {second} (paired test, p {format_p(p)}): "
+                       "rank the pipelines best first")
     if p < 0.05:
         return True, f"best: {first}, detectably above {second} (paired test, p {format_p(p)})"
     return False, (f"highest: {first}, no detectable difference from {second} (paired test, "

@@ -248,14 +248,14 @@ def check_bind_pipeline(chain: Any, by_hand: Callable[[str], Any],
     gives, for every question? (A reranker bound to a fixed question passes on that
     question only: several questions tell.)
 
-    >>> from course_lib.fusion import INPUT, bind, pipeline
+    >>> from course_lib.flow import INPUT, bind, pipeline
     >>> by_hand = lambda q: q.upper() + q
     >>> check_bind_pipeline(pipeline(str.upper, bind(str.__add__, INPUT)), by_hand, ["a", "b"])
     True
     >>> check_bind_pipeline(pipeline(str.upper, bind(str.__add__, "a")), by_hand, ["a", "b"])
     "for 'b' the pipeline gave 'Ba', the plain function 'Bb'"
     """
-    from ...fusion import pipeline
+    from ...flow import pipeline
 
     if not isinstance(chain, pipeline):
         return f"give a pipeline(...), not {chain!r:.60}"
@@ -423,7 +423,8 @@ def anchored_rule_test(anchored: Callable[[str, str], float]) -> bool | str:
 
     >>> from course_lib.answerability import AnswerabilityDetector
     >>> from course_lib.offline_llm import content_terms
-    >>> from course_lib.text_tokens import coverage, function_words
+    >>> from course_lib.coverage import coverage
+    >>> from course_lib.word_tags import function_words
     >>> def anchored(question, line):
     ...     if not all(n in line.lower() for n in AnswerabilityDetector.anchors(question)):
     ...         return 0.0
@@ -436,7 +437,7 @@ def anchored_rule_test(anchored: Callable[[str, str], float]) -> bool | str:
     """
     from ...answerability import AnswerabilityDetector, anchored_coverage
     from ...offline_llm import content_terms
-    from ...text_tokens import function_words
+    from ...word_tags import function_words
 
     cases = [("罗保铭本科毕业于哪所大学？", "山东女子学院是一所本科大学，位于济南。"),
              ("罗保铭本科毕业于哪所大学？", "罗保铭1977年毕业于天津师范大学中文系。"),
