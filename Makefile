@@ -9,7 +9,7 @@ SITE_STAMP := $(VENV)/.site-installed
 export OMP_NUM_THREADS ?= 2
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom grade answer-space hub-test hub-tools bench bench-notebooks bench-classroom sync report site site-test clean-cache
+.PHONY: help venv data reproduce ablations test test-reproducible unit notebooks lab lint classroom grade answer-space hub-test hub-tools bench bench-notebooks bench-classroom sync translations report site site-test clean-cache
 
 help:
 	@echo "make reproduce  - set up, fetch CMRC 2018, print the reproduced recall tables"
@@ -20,6 +20,7 @@ help:
 	@echo "make lab        - open the course in JupyterLab"
 	@echo "make lint       - ruff, and the architecture contracts (import-linter, pyproject.toml)"
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
+	@echo "make translations - build the Chinese notebooks (notebooks/zh-CN/) from i18n/zh-CN/"
 	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
 	@echo "make classroom  - an nbgrader course in classroom/ and its student release (docs/teaching.md)"
 	@echo "make grade ASSIGNMENT=NN_name - collect, autograde in a sandbox, feedback, classroom/grades.csv"
@@ -98,6 +99,12 @@ sync: data
 	$(PY) tools/sync.py
 	cd solutions && for nb in *_solutions.ipynb; do \
 	  ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace "$$nb" || exit 1; done
+
+# The Chinese notebooks, built from the English ones and their translations in i18n/zh-CN/:
+# the English code cells and outputs copied, the markdown translated (tools/translations.py;
+# `make test` fails, naming notebook and cell, when they are out of step).
+translations: $(STAMP)
+	$(PY) tools/translations.py
 
 # A classroom lab: an nbgrader course folder (source/: notebooks with their solutions and
 # graded checks; release/: the student copies, made by nbgrader). Nothing in it is deleted.

@@ -145,7 +145,8 @@ def test_a_dripping_reply_is_cut_off_by_the_timeout_of_the_try(server, no_proxy)
     start = time.monotonic()
     with pytest.raises(RemoteTimeout, match="no complete reply within timeout=0.5 s") as caught:
         post_json(server.url, {}, what="demo", retries=0, timeout=0.5)
-    assert time.monotonic() - start < 0.5 + 1.5  # a drip of 12 s, cut after the try's 0.5 s
+    # a drip of about 12 s, cut after the try's 0.5 s (wide slack: CI runs notebooks beside it)
+    assert time.monotonic() - start < 6
     assert caught.value.endpoint == server.url
 
 
@@ -155,7 +156,7 @@ def test_a_dripping_reply_is_cut_off_by_the_deadline_across_retries(server, no_p
     with pytest.raises(RemoteTimeout, match="within the deadline of 0.6 s"):
         post_json(server.url, {}, what="demo", retries=2, timeout=30, deadline=0.6,
                   sleep=lambda seconds: None)
-    assert time.monotonic() - start < 0.6 + 1.5
+    assert time.monotonic() - start < 6  # three drips would take 36 s
 
 
 def test_a_server_not_listening_is_a_connection_error(no_proxy):

@@ -19,6 +19,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# The Chinese notebooks (tools/translations.py): their prose is checked as the English is.
+TRANSLATED = sorted((ROOT / "notebooks" / "zh-CN").glob("[0-9][0-9]_*.ipynb"))
+BOTH = NOTEBOOKS + TRANSLATED
+
+
+def _id(path: Path) -> str:
+    return f"{path.parent.name}/{path.stem}" if path in TRANSLATED else path.stem
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 
 # Numbers a notebook may quote without computing them, and why.
@@ -81,7 +88,7 @@ def unbacked_numbers(path: Path) -> list[str]:
     return missing
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", BOTH, ids=_id)
 def test_markdown_numbers_come_from_outputs(path):
     assert unbacked_numbers(path) == [], (
         f"{path.name}: these numbers in the text appear in no output: print them, render the "
@@ -106,10 +113,13 @@ def test_the_scan_catches_a_number_no_output_shows(tmp_path):
 # signed difference of a row whose verdict is the same — and none of a row whose verdict
 # differs.
 TABLE_FOOTER = "verdict from p_holm"
-VERDICT = re.compile(r"\b(wins|win|loses|lose|no detectable difference)\b")
+# The Chinese prose says the same verdicts with the glossary's words (i18n/zh-CN/glossary.yaml).
+VERDICT = re.compile(r"\b(wins|win|loses|lose|no detectable difference)\b"
+                     r"|(胜出|落后|无可检测的差异)")
 SIGNED = re.compile(r"(?<![\w.])[+\-−]\d+\.\d+")
 _CANONICAL = {"win": "wins", "wins": "wins", "lose": "loses", "loses": "loses",
-              "no detectable difference": "no detectable difference"}
+              "no detectable difference": "no detectable difference", "胜出": "wins",
+              "落后": "loses", "无可检测的差异": "no detectable difference"}
 
 
 def _rows(text: str) -> list[tuple[str, str]]:
@@ -124,7 +134,8 @@ def _rows(text: str) -> list[tuple[str, str]]:
 
 
 def _sentences(markdown: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?;:])\s+|\n\s*[*\-] |\n\n", markdown) if s.strip()]
+    return [s for s in re.split(r"(?<=[.!?;:])\s+|(?<=[。！？；：])|\n\s*[*\-] |\n\n", markdown)
+            if s.strip()]
 
 
 def verdict_mismatches(path: Path) -> list[str]:
@@ -139,7 +150,8 @@ def verdict_mismatches(path: Path) -> list[str]:
         if not rows:
             continue
         for sentence in _sentences("".join(cell["source"])):
-            said = {_CANONICAL[v] for v in VERDICT.findall(sentence)}
+            said = {_CANONICAL[english or chinese]
+                    for english, chinese in VERDICT.findall(sentence)}
             numbers = [n.replace("−", "-") for n in SIGNED.findall(sentence)]
             if not said or not numbers:
                 continue
@@ -154,7 +166,7 @@ def verdict_mismatches(path: Path) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", BOTH, ids=_id)
 def test_verdicts_in_the_text_are_the_tables(path):
     assert verdict_mismatches(path) == []
 
@@ -175,6 +187,10 @@ def test_the_verdict_check_catches_a_win_the_table_does_not_support(tmp_path):
                                        "detectable difference (+0.001).")) == []
     assert len(verdict_mismatches(notebook("On CMRC it wins too (+0.001)."))) == 2
     assert len(verdict_mismatches(notebook("Normalising wins by +0.310."))) == 1
+    # The same check on Chinese prose.
+    said = "归一化胜出（+0.300）。在 CMRC 上无可检测的差异（+0.001）。"
+    assert verdict_mismatches(notebook(said)) == []
+    assert len(verdict_mismatches(notebook("在 CMRC 上它也胜出（+0.001）。"))) == 2
 
 
 if __name__ == "__main__":
@@ -236,7 +252,7 @@ def zero_p_values(path: Path) -> list[str]:
             for line in text.splitlines() if ZERO_P.search(line)]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", BOTH, ids=_id)
 def test_no_p_value_is_printed_as_zero(path):
     assert not zero_p_values(path), f"{path.name} prints p as 0: {zero_p_values(path)[:3]}"
 

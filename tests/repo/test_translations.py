@@ -1,0 +1,116 @@
+"""The Chinese notebooks stay in step with the English ones (tools/translations.py): the check
+finds nothing on the committed files, and each kind of drift it exists for is named — an English
+cell changed without its translation, a translation missing, a number lost, a term the glossary
+avoids, a Traditional character, a copied output edited by hand."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import translations  # noqa: E402
+
+TRANSLATED = translations.translated()
+
+
+def test_some_notebooks_are_translated_and_every_built_one_has_its_source():
+    assert TRANSLATED, "no translation in i18n/zh-CN/"
+    built = sorted(path.name for path in translations.BUILT.glob("*.ipynb"))
+    assert built == [notebook.name for notebook in TRANSLATED]
+
+
+@pytest.mark.parametrize("notebook", TRANSLATED, ids=lambda path: path.stem)
+def test_the_translation_is_in_step_with_the_english(notebook):
+    assert translations.problems(notebook) == []
+
+
+@pytest.mark.parametrize("notebook", TRANSLATED, ids=lambda path: path.stem)
+def test_the_chinese_notebook_has_the_english_code_and_outputs(notebook):
+    english = translations.read_notebook(notebook)
+    chinese = translations.read_notebook(translations.BUILT / notebook.name)
+    assert [c["id"] for c in chinese["cells"]] == [c["id"] for c in english["cells"]]
+    for en, zh in zip(english["cells"], chinese["cells"], strict=True):
+        if en["cell_type"] == "code":
+            assert zh == en
+        else:
+            assert zh["source"] != en["source"], f"cell {en['id']} is not translated"
+
+
+def _english_copy(tmp_path: Path, notebook: Path, edit) -> Path:
+    """``notebook`` copied into ``tmp_path/en/``, one of its cells changed by ``edit``."""
+    data = translations.read_notebook(notebook)
+    edit(data["cells"])
+    copy = tmp_path / "en" / notebook.name
+    copy.parent.mkdir()
+    copy.write_text(translations.notebook_text(data), encoding="utf-8")
+    return copy
+
+
+def test_an_english_cell_changed_without_its_translation_is_named(tmp_path):
+    notebook = TRANSLATED[0]
+    english = translations.read_notebook(notebook)
+    first = next(c for c in english["cells"] if c["cell_type"] == "markdown")
+
+    def edit(cells):
+        cell = next(c for c in cells if c["id"] == first["id"])
+        cell["source"] = cell["source"] + ["\n", "A sentence added in English only.\n"]
+
+    found = translations.problems(_english_copy(tmp_path, notebook, edit))
+    assert any(f"{notebook.stem}: markdown cell {first['id']} changed in English since it was "
+               "translated" in problem for problem in found), found
+
+
+def _sources_copy(tmp_path: Path, notebook: Path, edit) -> Path:
+    """i18n/zh-CN/ copied into ``tmp_path/i18n/``, ``notebook``'s translation changed by
+    ``edit``."""
+    sources = tmp_path / "i18n"
+    shutil.copytree(translations.SOURCES, sources)
+    path = translations.translation_file(notebook, sources)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(data["cells"])
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return sources
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (lambda cells: cells.pop(1), "has no translation"),
+    (lambda cells: cells[0].update(zh=cells[0]["zh"].replace("26", "27")),
+     "the numbers differ from the English (missing ['26'], added ['27'])"),
+    (lambda cells: cells[0].update(zh=cells[0]["zh"] + "\n查全率。"),
+     "writes '查全率': the glossary says 'recall' is '召回率'"),
+    (lambda cells: [c.update(zh=c["zh"].replace("召回率", "召回")) for c in cells],
+     "says 'recall' in English but not '召回率' in Chinese"),
+    (lambda cells: cells[0].update(zh=cells[0]["zh"] + "\n資料。"),
+     "is not Simplified Chinese throughout: 資"),
+    (lambda cells: cells.append({"id": "gone0000", "en": "0", "zh": "多余的。"}),
+     "the translation of cell gone0000, which the English notebook no longer has"),
+], ids=["missing", "number", "avoided-term", "term-missing", "traditional", "left-over"])
+def test_each_kind_of_drift_in_a_translation_is_named(tmp_path, edit, named):
+    notebook = TRANSLATED[0]
+    found = translations.problems(notebook, sources=_sources_copy(tmp_path, notebook, edit))
+    assert any(named in problem and problem.startswith(notebook.stem) for problem in found), found
+
+
+def test_a_copied_output_edited_in_the_chinese_notebook_is_named(tmp_path):
+    notebook = TRANSLATED[0]
+    built = tmp_path / "zh-CN"
+    shutil.copytree(translations.BUILT, built)
+    data = json.loads((built / notebook.name).read_text(encoding="utf-8"))
+    code = next(c for c in data["cells"] if c["cell_type"] == "code" and c.get("outputs"))
+    code["outputs"] = []
+    (built / notebook.name).write_text(translations.notebook_text(data), encoding="utf-8")
+    found = translations.problems(notebook, built_folder=built)
+    assert any("is not what the translation tool builds" in problem for problem in found), found
+
+
+def test_nbval_runs_the_english_notebooks_only():
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "--nbval",
+                             "-p", "no:cacheprovider", "notebooks"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300).stdout
+    assert "notebooks/00_setup_and_data.ipynb" in listed and "zh-CN" not in listed
