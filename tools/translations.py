@@ -141,12 +141,14 @@ def problems(notebook: Path, sources: Path = SOURCES, built_folder: Path = BUILT
             found.append(f"{name}: markdown cell {cell_id}: the numbers differ from the English "
                          f"(missing {lost}, added {added})")
         plain = re.sub(r"`[^`]*`", "", source).lower()  # code spans keep their English
-        for term, rendering in terms.items():
-            # "recall@5" is a metric's name, kept in English: it does not ask for "召回率"
-            if re.search(rf"\b{re.escape(term)}(?:s|es)?\b(?!@)", plain) and \
-                    rendering["zh"] not in entry["zh"]:
+        # Longest terms first, each match then blanked: "multi-path retrieval" asks for 多路召回,
+        # not also for 检索. "recall@5" is a metric's name, kept in English: no 召回率 needed.
+        for term in sorted(terms, key=len, reverse=True):
+            pattern = rf"\b{re.escape(term)}(?:s|es)?\b(?!@)"
+            if re.search(pattern, plain) and terms[term]["zh"] not in entry["zh"]:
                 found.append(f"{name}: markdown cell {cell_id} says {term!r} in English but not "
-                             f"{rendering['zh']!r} in Chinese (the glossary's term)")
+                             f"{terms[term]['zh']!r} in Chinese (the glossary's term)")
+            plain = re.sub(pattern, " ", plain)
         for word, term in avoid.items():
             if word in entry["zh"]:
                 found.append(f"{name}: markdown cell {cell_id} writes {word!r}: the glossary "
