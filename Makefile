@@ -17,7 +17,7 @@ help:
 	@echo "make test       - set up, run unit tests and execute every notebook with nbval"
 	@echo "make unit       - the unit tests without the slow ones (no notebooks): a few minutes"
 	@echo "make test-reproducible - slow: same tables under other BLAS kernels; notebooks run alone"
-	@echo "make lab        - open the course in JupyterLab"
+	@echo "make lab        - open the course in JupyterLab (LANG=zh-CN: the Chinese notebooks)"
 	@echo "make lint       - ruff, and the architecture contracts (import-linter, pyproject.toml)"
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
 	@echo "make translations - build the Chinese notebooks (notebooks/zh-CN/) from i18n/zh-CN/"
@@ -83,8 +83,9 @@ unit: $(STAMP)
 notebooks: data
 	$(PY) -m pytest notebooks solutions --nbval
 
+# LANG=zh-CN: the Simplified Chinese notebooks (notebooks/zh-CN/, built by `make translations`).
 lab: data
-	$(VENV)/bin/jupyter lab notebooks
+	$(VENV)/bin/jupyter lab notebooks$(if $(filter zh-CN,$(LANG)),/zh-CN)
 
 report: data
 	cd notebooks && ../$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
