@@ -8,7 +8,9 @@ could also leave something behind (a half-written file, a hang) checks that insi
 """
 
 import functools
+import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -174,3 +176,22 @@ def squad_call(content: object, name: str = "s.json") -> Callable[[Path], Any]:
 def plain_file(tmp_path: Path) -> Path:
     (tmp_path / "file").write_text("x", encoding="utf-8")
     return tmp_path / "file"
+
+
+def safe_fifo(path: Path) -> Path:
+    """A FIFO at ``path`` (a POSIX system's, else the test is skipped). Should anything ever
+    open it blocking, a thread opens its write end after 5 s, so that the test fails instead
+    of hanging."""
+    if os.name != "posix" or not hasattr(os, "mkfifo"):
+        pytest.skip("FIFOs need a POSIX system")
+    os.mkfifo(path)
+
+    def unblock() -> None:
+        threading.Event().wait(5)
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass  # nobody is blocked on it (ENXIO), or it is gone
+
+    threading.Thread(target=unblock, daemon=True).start()
+    return path

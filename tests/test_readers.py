@@ -2,14 +2,13 @@
 files= and texts= given to Document, and the readers registered for a suffix."""
 
 import os
-import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bad_inputs import Case, clear_error_test
+from bad_inputs import Case, clear_error_test, safe_fifo
 
 from course_lib import DocNode, Document, readers, register_reader
 
@@ -34,23 +33,6 @@ def _corpus(tmp_path: Path, **files: str | bytes) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return folder
-
-
-def _fifo(path: Path) -> Path:
-    """A FIFO at ``path``. Should a reader ever block on it again, a thread opens its
-    write end after 5 s, so the test fails instead of hanging."""
-    _posix()
-    os.mkfifo(path)
-
-    def unblock() -> None:
-        threading.Event().wait(5)
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:
-            pass  # nobody is blocked on it (ENXIO), or it is gone
-
-    threading.Thread(target=unblock, daemon=True).start()
-    return path
 
 
 def _link(path: Path, target: str | Path) -> Path:
@@ -102,12 +84,12 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 READER_CASES: list[Case] = [Case("readers", *c) for c in [
     # -- regular files only: a FIFO never blocks
-    ("fifo-in-files", lambda t: Document(files=[_fifo(_corpus(t) / "pipe.txt")]),
+    ("fifo-in-files", lambda t: Document(files=[safe_fifo(_corpus(t) / "pipe.txt")]),
      ValueError, r"pipe\.txt' is a FIFO; readers read regular files only"),
-    ("fifo-only-in-folder", lambda t: (_fifo(_corpus(t) / "pipe.txt"), Document(_corpus(t))),
+    ("fifo-only-in-folder", lambda t: (safe_fifo(_corpus(t) / "pipe.txt"), Document(_corpus(t))),
      ValueError, r"holds no readable files.*skipped: pipe\.txt \(a FIFO, not a regular file\)"),
     ("fifo-in-folder-skipped-with-a-warning",
-     lambda t: (_fifo(_corpus(t, a__txt="甲。") / "pipe.txt"),
+     lambda t: (safe_fifo(_corpus(t, a__txt="甲。") / "pipe.txt"),
                 _as_errors(lambda: Document(_corpus(t)))),
      UserWarning, r"corpus.*skipped 1 path\(s\): pipe\.txt.*regular files inside the folder"),
     # -- no symlink leaves the folder
@@ -236,7 +218,7 @@ test_bad_input_gets_a_clear_error = clear_error_test(READER_CASES)
 
 def test_readers_fifo_and_outside_links_are_skipped_with_one_warning(tmp_path: Path) -> None:
     folder = _corpus(tmp_path, a__txt="甲。", b__md="乙。")
-    _fifo(folder / "pipe.txt")
+    safe_fifo(folder / "pipe.txt")
     _link(folder / "zero.txt", "/dev/zero")
     _link(folder / "inside.txt", folder / "a.txt")  # stays in the folder: read
     with pytest.warns(UserWarning) as caught:

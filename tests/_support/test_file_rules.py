@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from bad_inputs import safe_fifo
 
 from course_lib._support import file_rules
 from course_lib._support.file_rules import (
@@ -30,22 +31,6 @@ def txt(path: Path) -> bool:
 
 def everything(path: Path) -> bool:
     return True
-
-
-def make_fifo(path: Path) -> Path:
-    """A FIFO at ``path``. Should anything ever open it blocking, a thread opens its write
-    end after 5 s, so that the test fails instead of hanging."""
-    os.mkfifo(path)
-
-    def unblock() -> None:
-        threading.Event().wait(5)
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:
-            pass  # nobody is blocked on it (ENXIO), or it is gone
-
-    threading.Thread(target=unblock, daemon=True).start()
-    return path
 
 
 @pytest.fixture()
@@ -69,7 +54,7 @@ def test_file_kind_names_every_kind_of_file(tmp_path):
 
 
 def test_a_fifo_in_a_folder_is_skipped_and_reported_without_opening_it(corpus):
-    pipe = make_fifo(corpus / "pipe.txt")
+    pipe = safe_fifo(corpus / "pipe.txt")
     found, skipped = scan_folder(corpus, txt)
     assert found == [corpus / "a.txt"]
     assert skipped == ["pipe.txt (a FIFO, not a regular file)"]
@@ -78,7 +63,7 @@ def test_a_fifo_in_a_folder_is_skipped_and_reported_without_opening_it(corpus):
 
 
 def test_a_fifo_named_on_its_own_is_refused_without_blocking(corpus):
-    pipe = make_fifo(corpus / "pipe.txt")
+    pipe = safe_fifo(corpus / "pipe.txt")
     done = threading.Event()
     outcome = []
 
@@ -99,7 +84,7 @@ def test_a_fifo_named_on_its_own_is_refused_without_blocking(corpus):
 def test_the_fifo_rule_is_what_stops_the_hang(corpus):
     """Bypassed: the FIFO is a name like any other, and only the non-blocking open with the
     check on the open file stands between it and a read that waits for a writer forever."""
-    pipe = make_fifo(corpus / "pipe.txt")
+    pipe = safe_fifo(corpus / "pipe.txt")
     assert pipe.exists() and not pipe.is_file()  # a name a naive `glob("*.txt")` lists
     assert sorted(p.name for p in corpus.glob("*.txt")) == ["a.txt", "pipe.txt"]
     # Opened without O_NONBLOCK and with no writer, open() itself would wait (not done
@@ -195,7 +180,7 @@ def test_a_symlinked_folder_is_not_descended_into(corpus, tmp_path):
 
 
 def test_what_wanted_rejects_is_ignored_silently(corpus):
-    make_fifo(corpus / "pipe.bin")
+    safe_fifo(corpus / "pipe.bin")
     (corpus / "zero.bin").symlink_to("/dev/zero")
     (corpus / "b.md").write_text("x", encoding="utf-8")
     assert scan_folder(corpus, txt) == ([corpus / "a.txt"], [])
