@@ -22,7 +22,7 @@ help:
 	@echo "make report     - run notebook 10 and export it to docs/report.html"
 	@echo "make translations - build the Chinese notebooks (notebooks/zh-CN/) from i18n/zh-CN/"
 	@echo "make sync       - regenerate solutions/*_solutions.ipynb from solutions/*.py, run them"
-	@echo "make classroom  - an nbgrader course in classroom/ and its student release (docs/teaching.md)"
+	@echo "make classroom  - an nbgrader course in classroom/ and its student release (docs/teaching.md; LANG=zh-CN: in Chinese)"
 	@echo "make grade ASSIGNMENT=NN_name - collect, autograde in a sandbox, feedback, classroom/grades.csv"
 	@echo "make answer-space - each exercise's answer space and its brute force timed -> benchmarks/, the guide"
 	@echo "make hub-test   - root: a real JupyterHub, two students as system users, work, submit, grade"
@@ -110,6 +110,7 @@ translations: $(STAMP)
 # A classroom lab: an nbgrader course folder (source/: notebooks with their solutions and
 # graded checks; release/: the student copies, made by nbgrader). Nothing in it is deleted.
 # EXERCISES="07 08": only those; EXCHANGE=/srv/nbgrader/exchange: a shared server's exchange.
+# LANG=zh-CN: the Simplified Chinese notebooks, questions and marking schemes, same grading.
 # Self-checks: by default a release checks answers only where brute force would not find them
 # (make answer-space measures it); SELF_CHECK=1: every release checks answers; SELF_CHECK=0:
 # none does (an exam). What follows: docs/teaching.md.
@@ -120,7 +121,7 @@ endif
 endif
 classroom: data
 	$(PY) -m course_lib classroom --out classroom $(foreach e,$(EXERCISES),--exercise $(e)) \
-	  $(if $(EXCHANGE),--exchange $(EXCHANGE)) \
+	  $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(filter zh-CN,$(LANG)),--language zh-CN) \
 	  $(if $(filter 0,$(SELF_CHECK)),--self-check off)$(if $(filter 1,$(SELF_CHECK)),--self-check on)
 
 # After the deadline: collect what students submitted through the exchange, autograde each

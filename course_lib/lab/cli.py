@@ -20,10 +20,11 @@ grade,answer-space}``.
   (DRCD and CMRC, choose half → report half). ``--table`` (repeatable)
   prints only the tables named, without the held-out section.
 * ``classroom [--out DIR] [--exercise NN ...] [--no-release] [--exchange FOLDER]
-  [--self-check {auto,on,off}]`` — an nbgrader course folder
+  [--self-check {auto,on,off}] [--language {en,zh-CN}]`` — an nbgrader course folder
   for a classroom lab (default ``classroom``; every graded exercise, 01–13), then nbgrader's
   student release of each (:mod:`course_lib.lab.teaching.classroom`); ``auto`` releases a self-check
-  only where brute force would not find the answers (``--no-self-check``: ``off``).
+  only where brute force would not find the answers (``--no-self-check``: ``off``);
+  ``zh-CN``: the Chinese notebooks, same grading (:mod:`course_lib.lab.teaching.languages`).
 * ``grade --assignment NN_name [--course DIR]`` — after the deadline: collect, autograde in
   a sandbox, feedback, and ``DIR/grades.csv`` (``make grade``;
   :mod:`course_lib.lab.teaching.grading`).
@@ -295,7 +296,8 @@ def _run_classroom(args: argparse.Namespace, checked: Checked) -> None:
     from .teaching.classroom import build_classroom
 
     names = build_classroom(checked["out"], checked["exercises"], release=not args.no_release,
-                            exchange=checked["exchange"], self_check=checked["self_check"])
+                            exchange=checked["exchange"], self_check=checked["self_check"],
+                            language=args.language)
     print(f"{len(names)} assignment(s) in {checked['out']}/source"
           + ("" if args.no_release else f" and {checked['out']}/release")
           + ": see docs/teaching.md for the nbgrader commands that follow")
@@ -427,6 +429,9 @@ def build_parser() -> argparse.ArgumentParser:
     classroom.add_argument("--exercise", action="append", metavar="NN",
                            help="only this exercise's assignment (repeat for several; default: "
                                 "01-13)")
+    classroom.add_argument("--language", choices=["en", "zh-CN"], default="en",
+                           help="en (the default) or zh-CN: the Simplified Chinese notebooks, "
+                                "questions and marking schemes, with the same grading")
     classroom.add_argument("--no-release", action="store_true",
                            help="write source/ only; do not run nbgrader generate_assignment")
     classroom.add_argument("--exchange", metavar="FOLDER",

@@ -57,11 +57,11 @@ from typing import Any
 
 import nbformat
 
-from ..._support.places import COURSE_ROOT
 from ...store.safe_folder import write_text_atomically
 from . import exercises
 from .answer_keys import KEY_SUFFIX, SolutionKey, no_self_check
 from .answer_space import hash_rate, release_check
+from .languages import WORDS, check_language, notebook_folder
 from .written_answers import waiting_for_hand_grading, written_cells, written_note
 
 # Notebook 00 is set-up (the teacher's `make data` does it for a server): not graded.
@@ -69,13 +69,14 @@ GRADED = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"
 COURSE_ID = "rag-recall"
 CONFIG_MARK = "# Written by `python -m course_lib classroom`"
 # The notebook's pointer to the worked solution, which a release does not carry.
-SOLUTION_NOTE = re.compile(r"\*\(Solution:\s*`solutions/[^`]+`\.\)\*")
+SOLUTION_NOTE = {"en": re.compile(r"\*\(Solution:\s*`solutions/[^`]+`\.\)\*"),
+                 "zh-CN": re.compile(r"\*（参考解答：\s*`solutions/[^`]+`。）\*")}
 
 
 def solution_cells(solution: Path) -> tuple[str, list[str]]:
     """(title, code cells) of a worked solution: its docstring's first line, its ``# %%`` cells.
 
-    >>> title, cells = solution_cells(COURSE_ROOT / "solutions" / "01_evaluating_retrieval.py")
+    >>> title, cells = solution_cells(exercises.solution_file("01"))
     >>> title, "recall_10" in cells[0]
     ('01 Evaluating retrieval', True)
     """
@@ -92,12 +93,12 @@ def assignment_names(exercises_: Sequence[str] = GRADED) -> list[str]:
     return [_notebook(exercise).stem for exercise in exercises_]
 
 
-def _notebook(exercise: str) -> Path:
-    found = sorted((COURSE_ROOT / "notebooks").glob(f"{exercise}_*.ipynb"))
+def _notebook(exercise: str, language: str = "en") -> Path:
+    folder = notebook_folder(language)
+    found = sorted(folder.glob(f"{exercise}_*.ipynb"))
     if not found:
-        raise FileNotFoundError(f"no notebook for exercise {exercise!r} in "
-                                f"{COURSE_ROOT / 'notebooks'}: the classroom is built from a "
-                                f"clone of the course")
+        raise FileNotFoundError(f"no notebook for exercise {exercise!r} in {folder}: the "
+                                f"classroom is built from a clone of the course")
     return found[0]
 
 
@@ -109,10 +110,13 @@ def _marks(grade_id: str, *, solution: bool, grade: bool, points: int = 0) -> di
     return {"nbgrader": marks}
 
 
-def assignment_notebook(exercise: str, self_check: bool = True) -> nbformat.NotebookNode:
-    """The nbgrader source notebook of ``exercise`` (see the module docstring); its note on
+def assignment_notebook(exercise: str, self_check: bool = True,
+                        language: str = "en") -> nbformat.NotebookNode:
+    """The nbgrader source notebook of ``exercise`` (see the module docstring), in
+    ``language`` (:mod:`.languages`: the same cells, code and marks in either); its note on
     grading says whether the release's check checks (``self_check``) or not."""
-    path = _notebook(exercise)
+    path = _notebook(exercise, language)
+    words = WORDS[language]
     notebook = nbformat.read(path, as_version=4)
     code = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
     checks = [i for i in code if f'check("{exercise}"' in notebook.cells[i].source]
@@ -141,12 +145,11 @@ def assignment_notebook(exercise: str, self_check: bool = True) -> nbformat.Note
             cell.metadata.update(_marks(f"check-{exercise}", solution=False, grade=True,
                                         points=points))
         elif cell.cell_type == "markdown":
-            checking = ("The check below says whether your answers are right and gives hints; "
-                        if self_check else "The check below does not check them in this copy; ")
-            cell.source = SOLUTION_NOTE.sub(
-                f"*(Graded: {points} points, one per answer{written_note(exercise)}. {checking}"
-                f"the grade is computed after you submit.)*", cell.source)
-    notebook.cells[checks[0] + 1:checks[0] + 1] = written_cells(exercise)
+            note = words["graded"].format(
+                points=points, written=written_note(exercise, language),
+                checking=words["self-check" if self_check else "no-self-check"])
+            cell.source = SOLUTION_NOTE[language].sub(note, cell.source)
+    notebook.cells[checks[0] + 1:checks[0] + 1] = written_cells(exercise, language)
     notebook.metadata = {k: v for k, v in notebook.metadata.items()
                          if k in ("kernelspec", "language_info")}
     return notebook
@@ -208,9 +211,12 @@ def nbgrader(arguments: Sequence[str], cwd: Path, **environment: str) -> str:
 
 
 def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: bool = True,
-                    exchange: Path | None = None, self_check: bool | None = None) -> list[str]:
+                    exchange: Path | None = None, self_check: bool | None = None,
+                    language: str = "en") -> list[str]:
     """Write the nbgrader course for ``exercises_`` into ``out`` (see the module docstring);
     with ``release``, run ``nbgrader generate_assignment`` on each. Returns the assignments.
+    ``language``: ``zh-CN`` releases the Chinese notebooks, with the same assignments, code,
+    answers and points (:mod:`.languages`).
 
     ``exchange``: the folder submissions go through (default ``out/exchange``, for one
     machine; on a shared server a folder every user can write). A release without a
@@ -220,6 +226,7 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
     :mod:`course_lib.lab.teaching.answer_space`, at the rate measured here; ``True``/``False``: all.
     Each worked solution and its wrong methods run once (minutes for all thirteen).
     """
+    check_language(language)
     unknown = sorted(set(exercises_) - set(exercises.EXERCISES))
     if unknown:
         raise ValueError(f"unknown exercise(s) {', '.join(unknown)}; known: "
@@ -243,7 +250,7 @@ def build_classroom(out: Path, exercises_: Sequence[str] = GRADED, *, release: b
         key = SolutionKey(exercise, exercises.expected_answers(exercise),
                           exercises.known_mistakes(exercise),
                           exercises.EXERCISES[exercise].tolerance)
-        notebook = assignment_notebook(exercise, self_check=checks)
+        notebook = assignment_notebook(exercise, self_check=checks, language=language)
         name = _notebook(exercise).stem
         folder = out / "source" / name
         folder.mkdir(parents=True, exist_ok=True)

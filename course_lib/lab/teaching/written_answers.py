@@ -31,17 +31,18 @@ from typing import Any
 import nbformat
 
 from .exercise_catalog import EXERCISES
-from .exercises import solution_file
+from .languages import COUNTS, WORDS, solution_in, written_question
 
-MARKING = re.compile(r"Marking (?P<name>[a-z0-9-]+):\n(?P<scheme>.+)", re.S)
-_WORDS = ("", "one", "two", "three", "four")
+# "Marking name:" in a worked solution, "评分标准 name：" in its Chinese edition.
+MARKING = re.compile(r"(?:Marking|评分标准) (?P<name>[a-z0-9-]+)[:：]\n(?P<scheme>.+)", re.S)
 
 
 def marking_schemes(solution: Path) -> dict[str, str]:
-    """``{name: marking scheme}``: the worked solution's ``Marking name:`` paragraphs, read
-    without running it (one paragraph each: no blank line inside).
+    """``{name: marking scheme}``: the worked solution's ``Marking name:`` paragraphs (``评分标准
+    name：`` in its Chinese edition), read without running it (one paragraph each: no blank
+    line inside).
 
-    >>> schemes = marking_schemes(solution_file("07"))
+    >>> schemes = marking_schemes(solution_in("07", "en"))
     >>> list(schemes), schemes["trial-dev"].startswith("- 2 points:")
     (['trial-dev'], True)
     """
@@ -63,48 +64,49 @@ def _cell(source: str, grade_id: str, *, answer: bool, points: int) -> nbformat.
     return nbformat.v4.new_markdown_cell(source, id=grade_id, metadata={"nbgrader": marks})
 
 
-def written_cells(exercise: str) -> list[nbformat.NotebookNode]:
+def written_cells(exercise: str, language: str = "en") -> list[nbformat.NotebookNode]:
     """The question and answer cells of each written item of ``exercise``, in order, with
-    nbgrader's marks; the answers hold the marking schemes (see the module docstring). A
-    question without a marking scheme, or a scheme without a question, is an error."""
+    nbgrader's marks; the answers hold the marking schemes (see the module docstring), all in
+    ``language`` (:mod:`.languages`). A question without a marking scheme, or a scheme
+    without a question, is an error."""
     items = EXERCISES[exercise].written
-    solution = solution_file(exercise)
+    solution = solution_in(exercise, language)
     schemes = marking_schemes(solution)
     unmatched = sorted(set(schemes) ^ {item.name for item in items})
     if unmatched:
         raise ValueError(f"{solution.name}: the written questions of {exercise} "
                          f"({', '.join(item.name for item in items) or 'none'}) and its "
                          f"'Marking name:' paragraphs differ on {', '.join(unmatched)}")
-    cells = []
-    for number, item in enumerate(items, start=1):
+    words, cells = WORDS[language], []
+    for n, item in enumerate(items, start=1):
         grade_id = f"written-{exercise}-{item.name}"
-        of = f" of {len(items)}" if len(items) > 1 else ""
-        cells.append(_cell(
-            f"**Written answer{f' {number}' if of else ''}{of}** *({item.points} points, graded "
-            f"by your teacher after you submit)*. {item.question} Answer in the cell below, in a "
-            f"few sentences, with your numbers.", f"{grade_id}-question", answer=False,
-            points=0))
-        cells.append(_cell(
-            f"**Marking scheme** ({item.points} points), for the teacher: this cell is in "
-            f"`source/` only — the release has \"YOUR ANSWER HERE\" here, and each submission "
-            f"the student's answer.\n\n{schemes[item.name]}", grade_id, answer=True,
-            points=item.points))
+        number = words["number"].format(n=n, total=len(items)) if len(items) > 1 else ""
+        cells.append(_cell(words["question"].format(
+            number=number, points=item.points,
+            question=written_question(exercise, item.name, language)),
+            f"{grade_id}-question", answer=False, points=0))
+        cells.append(_cell(words["scheme"].format(points=item.points,
+                                                  scheme=schemes[item.name]),
+                           grade_id, answer=True, points=item.points))
     return cells
 
 
-def written_note(exercise: str) -> str:
+def written_note(exercise: str, language: str = "en") -> str:
     """What the written answers add to the exercise's "(Graded: N points, one per answer…)"
     line in a classroom notebook ("" if it has none).
 
     >>> written_note("12")
     ', and 4 points for the two written answers after the check, graded by your teacher'
+    >>> written_note("12", "zh-CN")
+    '；另有 4 分给检查之后的两道书面回答，由老师评分'
     """
     items = EXERCISES[exercise].written
     if not items:
         return ""
-    count = _WORDS[len(items)] if len(items) < len(_WORDS) else str(len(items))
-    return (f", and {written_points(exercise)} points for the {count} written "
-            f"answer{'s' if len(items) > 1 else ''} after the check, graded by your teacher")
+    counts = COUNTS[language]
+    count = counts[len(items)] if len(items) < len(counts) else str(len(items))
+    return WORDS[language]["written-note"].format(points=written_points(exercise), count=count,
+                                                  s="s" if len(items) > 1 else "")
 
 
 def waiting_for_hand_grading(course: Path, assignment: str) -> list[str]:
