@@ -1,11 +1,12 @@
 """The course's website (``make site``) in Chromium, as a reader meets it, served over HTTP.
 
-The landing page and five lessons are opened. On each: every picture loads (its natural size is
-above 0), code and its outputs show, the worked solution is folded until it is clicked; a
-formula is drawn by MathJax (served by the site itself, as are the accessibility parts its
-menu loads); the sidebar leads from page to page;
-the search box finds a word from a lesson, English and Chinese. Throughout, no request leaves
-127.0.0.1, none fails, and the browser's console shows no error.
+The landing page and five lessons are opened, in English and in the Chinese edition
+(``zh-CN/``). On each: every picture loads (its natural size is above 0), code and its outputs
+show, the worked solution is folded until it is clicked; a formula is drawn by MathJax (served
+by the site itself, as are the accessibility parts its menu loads); the sidebar leads from page
+to page; each kind of page's language switch leads to the same page in the other language and
+back; the search box finds a word from a lesson, English and Chinese, in either edition.
+Throughout, no request leaves 127.0.0.1, none fails, and the browser's console shows no error.
 
 Run by ``make site-test`` (``.ci/run`` does), after ``make site`` has built ``_build/site/html``
 (``COURSE_SITE`` names another folder). Not part of ``make test``: a learner who never builds
@@ -99,6 +100,41 @@ def test_the_landing_page_is_the_readme_and_leads_to_the_lessons(page: Any, site
     assert page.inner_text("article h1").startswith("07 · Similarity thresholds")
 
 
+def test_the_chinese_landing_page_is_the_chinese_readme_and_leads_to_its_lessons(
+        page: Any, site: str) -> None:
+    page.goto(site + "zh-CN/")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert "召回率" in page.inner_text("article h1")
+    page.click("article table a:has-text('07_similarity_thresholds')")
+    page.wait_for_url("**/zh-CN/notebooks/07_similarity_thresholds.html")
+    assert page.inner_text("article h1").startswith("07 · 相似度阈值")
+    page.click("nav.bd-docs-nav a:has-text('08 · 重排序')")  # the sidebar is in Chinese too
+    page.wait_for_url("**/zh-CN/notebooks/08_reranking.html")
+
+
+PAGES = ("index.html", "lessons.html", "notebooks/07_similarity_thresholds.html",
+         "docs/teaching.html", "report.html", "library.html", "library/lab/data/squad.py.html")
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_switches_to_itself_in_the_other_language(page: Any, site: str,
+                                                              path: str) -> None:
+    page.goto(site + path)
+    english_title = page.inner_text("article h1")
+    switch = page.locator("article p.language-switch a")
+    assert switch.count() == 1 and switch.inner_text() == "简体中文"
+    switch.click()
+    page.wait_for_url(site + "zh-CN/" + path)
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    chinese_title = page.inner_text("article h1")
+    if not path.startswith("library/"):  # a module's page is titled by its file name
+        assert chinese_title != english_title
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in chinese_title), chinese_title
+    page.locator("article p.language-switch a:has-text('English')").click()
+    page.wait_for_url(site + path)
+    assert page.inner_text("article h1") == english_title
+
+
 def test_the_table_of_contents_shows_each_lessons_goals_and_time(page: Any, site: str) -> None:
     page.goto(site + "lessons.html")
     sections = page.locator("article section section")
@@ -107,10 +143,12 @@ def test_the_table_of_contents_shows_each_lessons_goals_and_time(page: Any, site
     assert "Time: about 40 minutes" in text and "explain what a similarity cut-off does" in text
 
 
+@pytest.mark.parametrize(("edition", "method"), [("", "Method."), ("zh-CN/", "方法。")],
+                         ids=["en", "zh-CN"])
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_a_lesson_shows_its_code_outputs_pictures_and_a_folded_solution(
-        page: Any, site: str, lesson: str) -> None:
-    page.goto(site + lesson)
+        page: Any, site: str, lesson: str, edition: str, method: str) -> None:
+    page.goto(site + edition + lesson)
     page.wait_for_load_state("load")
     pictures = page.evaluate(PICTURES)
     assert pictures, f"{lesson}: no picture"
@@ -132,7 +170,7 @@ def test_a_lesson_shows_its_code_outputs_pictures_and_a_folded_solution(
     solution.locator("summary").click()
     assert solution.evaluate("d => d.open")
     assert solution.locator("pre").first.is_visible()
-    assert "Method." in solution.inner_text()
+    assert method in solution.inner_text()
 
 
 def test_a_formula_is_drawn_by_mathjax_from_the_site(page: Any, site: str) -> None:
@@ -163,11 +201,12 @@ def test_the_sidebar_navigates(page: Any, site: str) -> None:
     assert page.evaluate(PICTURES), "the report shows its pictures"
 
 
-@pytest.mark.parametrize(("word", "lesson"), [("McNemar", "01_evaluating_retrieval"),
-                                              ("奥运会", "01_evaluating_retrieval")])
-def test_the_search_box_finds_a_word_from_a_lesson(page: Any, site: str, word: str,
-                                                    lesson: str) -> None:
-    page.goto(site + "lessons.html")
+@pytest.mark.parametrize(("edition", "word", "lesson"), [
+    ("", "McNemar", "01_evaluating_retrieval"), ("", "奥运会", "01_evaluating_retrieval"),
+    ("zh-CN/", "置信区间", "01_evaluating_retrieval")])
+def test_the_search_box_finds_a_word_from_a_lesson(page: Any, site: str, edition: str,
+                                                    word: str, lesson: str) -> None:
+    page.goto(site + edition + "lessons.html")
     page.locator("button.search-button-field:visible").first.click()  # opens the search dialog
     box = page.locator("#pst-search-dialog input[name='q']")
     box.fill(word)

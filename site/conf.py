@@ -93,6 +93,21 @@ class _SearchChinese(SearchChinese):
     language_name = "English"
 
 
+# --- The language switch: every page links to itself in the other edition -----------------------
+# tools/build_site.py builds the English site into html/ and the Chinese one (``-D
+# language=zh_CN``) into html/zh-CN/, with the same page names.
+SWITCH = {"en": ("zh-CN/", "zh-CN", "简体中文"), "zh_CN": ("../", "en", "English")}
+
+
+def _language_switch(app, pagename, templatename, context, doctree) -> None:
+    """Put a link to the same page in the other edition at the top of the page's body."""
+    folder, language, label = SWITCH[app.config.language]
+    href = "../" * pagename.count("/") + folder + pagename + ".html"
+    context["body"] = (f'<p class="language-switch"><a href="{href}" hreflang="{language}" '
+                       f'lang="{language}">{label}</a></p>\n' + context.get("body", ""))
+
+
 def setup(app) -> None:
     app.add_search_language(_SearchChinese)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("html-page-context", _language_switch)

@@ -255,7 +255,8 @@ def is_prose(block: str) -> bool:
 
 def fences(text: str) -> list[str]:
     """The fenced code of ``text``, fence lines included: shared, never translated."""
-    return re.findall(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", text, re.S | re.M)
+    return [found.group(0) for found in re.finditer(
+        r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", text, re.S | re.M)]
 
 
 def english_prose(document: Document) -> str:

@@ -10,8 +10,8 @@ evaluate(kb, Retriever(..., 'TinyChunk', 'bm25_chinese', topk=5), span_recall=Tr
 context_relevance@1。
 
 评分标准 tiny-chunks：
-- 2 分：span recall@5 为 0.71，FineChunk 为 0.859：64 个字符的分块常常切断答案片段，或者把它与问题和它所在
-  句子共有的词分开；而且五个小分块装的文本只有五个 FineChunk 分块的一半。context relevance@1 为 0.6275，对比 0.8057：
+- 2 分：span recall@5 为 0.71，FineChunk 为 0.859：64 个字符的分块常常切断答案片段，或者把它与所在句子中和问题
+  相同的那些词分开；而且五个小分块装的文本只有五个 FineChunk 分块的一半。context relevance@1 为 0.6275，对比 0.8057：
   这个指标是分块的句子中*逐字*出现在标准段落句子里的比例；64 个字符把大多数句子切成了碎片，而碎片永远不会
   等于一个完整的句子，所以即使是标准段落里的分块，得分也很低 —— 这是指标的盲区，而不是多了偏离主题的文本。
 - 1 分：两项中只解释了一项，或者给出两个数字但理由含糊（“太小了”）。

@@ -1,8 +1,8 @@
 """参考解答：07 相似度阈值。
 
 `07_similarity_thresholds_solutions.ipynb` 以本文件为准：
-`make sync` 由本文件生成该笔记本。
-各单元之间用 `# %%` 行分隔。
+`make sync` 从本文件生成那个笔记本。
+单元格之间用 `# %%` 行分隔。
 
 方法：在该单元的 0.001 网格上计算 sweep = cut_off_sweep(kb.questions, cosine_rankings, cut_offs)；
 在 recall@5 至少为 0.88 的各行中，context_relevance@5 最高的那一行给出 best_cut_off；
@@ -11,7 +11,7 @@ context_relevance@5。
 
 评分标准 trial-dev：
 - 2 分：这个阈值（0.877）之所以被选中，是因为它在 trial 上看起来最好（recall@5 0.881，context relevance@5
-  0.792），所以 trial 上的数字会美化它 —— 这个选择沾了 trial 运气的光；dev 没有参与任何选择，所以报告的是 dev 上的
+  0.792），所以 trial 上的数字会美化它 —— 这个选择靠的是 trial 上的运气；dev 没有参与任何选择，所以报告的是 dev 上的
   数字。在 dev 上，规则留有余量地成立（recall@5 约 0.954）：dev 的分数在 e5 的尺度上位置更高，所以同一个阈值截掉的
   标准段落更少；而相关性达不到 trial 所承诺的水平（约 0.755 对 0.792）：同一个阈值也保留了更多 dev 的其他段落。
   阈值是某一个模型尺度上的一个点，而问题的分数落在这个尺度上的什么位置，因问题集而异。

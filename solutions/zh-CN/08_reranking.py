@@ -1,8 +1,8 @@
 """参考解答：08 重排序。
 
 `08_reranking_solutions.ipynb` 以本文件为准：
-`make sync` 由本文件生成该笔记本。
-各单元之间用 `# %%` 行分隔。
+`make sync` 从本文件生成那个笔记本。
+单元格之间用 `# %%` 行分隔。
 
 方法：lexical = FeatureReranker(embedder=None)，在知识库的段落上准备好；用
 rerank_after(MultiRetriever(paragraph_paths(doc)), ...) 和 retrieve_all 把重排序器 Reranker(model=lexical, topk=5)

@@ -1,12 +1,12 @@
-"""参考解答：09 多路召回 RAG，端到端。
+"""参考解答：09 多路召回 RAG。
 
 `09_multipath_rag_solutions.ipynb` 以本文件为准：
-`make sync` 由本文件生成该笔记本。
-各单元之间用 `# %%` 行分隔。
+`make sync` 从本文件生成那个笔记本。
+单元格之间用 `# %%` 行分隔。
 
 方法：在每个样本上（trial 的问题中每五个取一个，然后对留出的 dev 集同样取样，各自使用自己的
-chapter_rag(..., llm=OfflineLLM())），对每个问题 q：best = rag.reranker(q.question, candidates)[0]，即重排序器
-排在第一的候选，其中 candidates 是检索器 rag.retriever(q.question) 返回的候选 —— 在不可回答的情形下，去掉元数据满足
+chapter_rag(..., llm=OfflineLLM())），对每个问题 q：best = rag.reranker(q.question, candidates)[0]（重排序器
+排在第一的候选），其中 candidates 是检索器 rag.retriever(q.question) 返回的候选 —— 在不可回答的情形下，去掉元数据满足
 metadata['file_name'] == q.file_name 的候选（一个也不剩时：覆盖率为 0）；best 的覆盖率是
 term_coverage(q.question, best.text)，覆盖率 >= 阈值时规则就作答。在 trial 上，在能回答至少 MIN_KEPT 比例的可回答
 问题的 GRID 取值中，chosen_coverage 是拒绝得最多的那个；dev_kept 和 dev_refused 是 dev 样本上在 chosen_coverage
@@ -15,7 +15,7 @@ term_coverage(q.question, best.text)，覆盖率 >= 阈值时规则就作答。�
 评分标准 absolute-signal：
 - 2 分：重排序器的分数是相对于它的候选池而言的：它说明哪个候选突出，却不说明是否有候选包含答案，而一个无关的段落
   也可能突出（第 7 节：那个关于无色气体、同样含有“沸点”的段落）。词项覆盖率是绝对的 —— 即文本包含问题实词的比例，
-  可以在不同问题之间比较 —— 所以在它上面设的阈值可以表示“知识库缺少这个答案”。去掉整个文件：粗分块和该文件的其他段落
+  可以在不同问题之间比较 —— 所以在它上面设的阈值可以表示“知识库缺少这个答案”。为什么去掉整个文件：粗分块和该文件的其他段落
   都带有标准段落的文本（一个分块跨越多个段落），所以只去掉这个段落，答案仍会留在候选中：这个问题就不是不可回答的了，
   而拒绝比例将是在错误的标签上测出来的。
 - 1 分：两点中的一点。

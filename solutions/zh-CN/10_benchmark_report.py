@@ -1,8 +1,8 @@
 """参考解答：10 基准报告。
 
 `10_benchmark_report_solutions.ipynb` 以本文件为准：
-`make sync` 由本文件生成该笔记本。
-各单元之间用 `# %%` 行分隔。
+`make sync` 从本文件生成那个笔记本。
+单元格之间用 `# %%` 行分隔。
 
 方法：summaries = summary_document(kb)；检索器 Retriever(summaries, 'summary', 'bm25_char', topk=5)；
 small_to_big(retriever, summaries)（由摘要取回段落）；evaluate(kb, ...)，读出 recall@1。然后在留出的 dev 集上做同样的事

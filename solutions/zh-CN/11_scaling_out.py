@@ -1,8 +1,8 @@
-"""参考解答：11 附录：扩展规模。
+"""参考解答：11 扩展规模。
 
 `11_scaling_out_solutions.ipynb` 以本文件为准：
-`make sync` 由本文件生成该笔记本。
-各单元之间用 `# %%` 行分隔。
+`make sync` 从本文件生成那个笔记本。
+单元格之间用 `# %%` 行分隔。
 
 方法：用 default_embedder().embed_queries(...) 为问题计算嵌入；对每个问题，统计
 DenseVectors(..., backend='hnsw', ef_search=ef).search(q, 10) 与 backend='faiss'（精确搜索）共有的近邻数；求和，

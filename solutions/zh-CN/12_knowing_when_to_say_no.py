@@ -1,8 +1,8 @@
 """参考解答：12 知道何时说“不”。
 
 `12_knowing_when_to_say_no_solutions.ipynb` 以本文件为准：
-`make sync` 由本文件生成该笔记本。
-各单元之间用 `# %%` 行分隔。
+`make sync` 从本文件生成那个笔记本。
+单元格之间用 `# %%` 行分隔。
 
 方法：对 MAX_WRONGS 中的每个 max_wrong：result = cross_validate(trial_hard, trial_hard_signals, max_wrong=...)；
 每个问题的成本 = 可回答问题被拒绝时为 COST_DECLINED，不可回答问题未被拒绝时为 COST_ANSWERED；选出在 trial 上平均

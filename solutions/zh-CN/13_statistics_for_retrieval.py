@@ -1,8 +1,8 @@
 """参考解答：13 检索评测中的统计方法。
 
 `13_statistics_for_retrieval_solutions.ipynb` 以本文件为准：
-`make sync` 由本文件生成该笔记本。
-各单元之间用 `# %%` 行分隔。
+`make sync` 从本文件生成那个笔记本。
+单元格之间用 `# %%` 行分隔。
 
 方法：在 load_held_out_kb() 上评测两条流水线；取它们逐问题的 'mrr@5' 列；
 paired_difference(hybrid, e5, clusters=[q.paragraph for q in dev.questions])（以段落为簇）给出置信区间的下端和上端。

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 _spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
 site = importlib.util.module_from_spec(_spec)  # tools/build_site.py
+sys.modules["build_site"] = site  # its dataclass looks its module up while it is defined
 _spec.loader.exec_module(site)
 import site_links  # noqa: E402
 from site_links import check_site  # noqa: E402
@@ -180,3 +181,26 @@ def test_the_link_check_finds_missing_files_anchors_and_links_out_of_the_site(
         'sub/page.html: ../index.html#nowhere: no id "nowhere" in index.html',
     ]
     assert report.external == ["//cdn.example.org/x.js"]
+
+
+def test_both_editions_stage_the_same_pages_and_the_chinese_ones_are_chinese() -> None:
+    english = site.staged_files()
+    chinese = site.staged_files(edition=site.CHINESE)
+    assert sorted(chinese) == sorted(english)  # the language switch links page to namesake
+    for name in ("index.md", "lessons.md", "docs/teaching.md", "library.md"):
+        assert chinese[name] != english[name] and "的" in chinese[name], name
+    assert "参考解答 —— 先自己试过再打开" in chinese["notebooks/07_similarity_thresholds.ipynb"]
+    assert "**方法。**" in chinese["notebooks/07_similarity_thresholds.ipynb"]
+    # Its links to the English README and guide lead to its own pages (the switch goes across).
+    assert "](README.md)" not in chinese["index.md"]
+    assert "](docs/teaching.zh-CN.md)" not in chinese["index.md"]
+
+
+def test_every_chinese_lesson_states_its_title_time_and_goals() -> None:
+    for notebook in site.notebooks(site.CHINESE):
+        summary = site.lesson_summary(notebook, site.CHINESE)
+        assert summary["title"].startswith(notebook.name[:2] + " · ")
+        assert re.fullmatch(r"(阅读)?约 \d+ 分钟", summary["time"]), summary
+        assert summary["goals"].startswith("1. ") and "\n2. " in summary["goals"]
+    page = site.lessons_page(edition=site.CHINESE)
+    assert page.count("\n## [") == len(NOTEBOOKS) and "时长：" in page

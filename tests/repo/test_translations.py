@@ -114,3 +114,95 @@ def test_nbval_runs_the_english_notebooks_only():
                              "-p", "no:cacheprovider", "notebooks"], cwd=ROOT,
                             capture_output=True, text=True, timeout=300).stdout
     assert "notebooks/00_setup_and_data.ipynb" in listed and "zh-CN" not in listed
+
+
+# --- the prose documents: README, teacher's guide, worked solutions' docstrings -------------
+DOCUMENTS = translations.documents()
+
+
+def test_the_readme_the_guide_and_every_solution_have_a_translation():
+    english = {doc.english.relative_to(ROOT).as_posix() for doc in DOCUMENTS}
+    assert {"README.md", "docs/teaching.md"} <= english
+    assert {f"solutions/{p.name}" for p in (ROOT / "solutions").glob("[0-9][0-9]_*.py")} <= english
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda doc: doc.english.name)
+def test_the_document_is_in_step_with_the_english(document):
+    assert translations.document_problems(document) == []
+
+
+@pytest.mark.parametrize("document", [d for d in DOCUMENTS if d.docstring],
+                         ids=lambda doc: doc.english.name)
+def test_a_chinese_solution_has_the_english_code(document):
+    english = document.english.read_text(encoding="utf-8")
+    chinese = document.built.read_text(encoding="utf-8")
+    assert chinese.split('"""', 2)[2] == english.split('"""', 2)[2]
+    assert chinese.split('"""', 2)[1] != english.split('"""', 2)[1]
+
+
+def _readme_changed(tmp_path: Path, edit) -> translations.Document:
+    """The README with ``edit`` applied to its text, against the committed translation."""
+    readme = tmp_path / "README.md"
+    readme.write_text(edit((ROOT / "README.md").read_text(encoding="utf-8")), encoding="utf-8")
+    return translations.Document(readme, translations.SOURCES / "README.yaml",
+                                 tmp_path / "README.zh-CN.md")
+
+
+def test_an_english_paragraph_changed_without_its_translation_is_named_with_its_line(tmp_path):
+    sentence = "Everything runs **offline on a laptop CPU**."
+    document = _readme_changed(tmp_path, lambda text: text.replace(
+        sentence, sentence + " Even on a train."))
+    found = translations.document_problems(document)
+    line = 1 + (ROOT / "README.md").read_text(encoding="utf-8").split(
+        "The course re-teaches")[0].count("\n")
+    assert any(f"README.md, line {line} ('The course re-teaches" in problem and
+               "changed in English since it was translated" in problem for problem in found), found
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (lambda text: text.replace("\n## Licences\n", "\n## Licences\n\nA new paragraph here.\n"),
+     "has no translation"),
+    (lambda text: text.replace("\n## Licences\n", "\n"),
+     "translations of blocks"),
+], ids=["added", "removed"])
+def test_a_paragraph_added_or_removed_in_english_is_named(tmp_path, edit, named):
+    found = translations.document_problems(_readme_changed(tmp_path, edit))
+    assert any(named in problem for problem in found), found
+    assert len(found) <= 3, found  # only the touched block (and the built file) are named
+
+
+def test_code_in_a_translated_paragraph_must_stay_the_englishs(tmp_path):
+    english = tmp_path / "guide.md"
+    english.write_text("Run this before you start, from the course folder:\n```bash\n"
+                       "make test\n```\n", encoding="utf-8")
+    block = translations.prose_blocks(english.read_text(encoding="utf-8"))[0].strip()
+    translation = tmp_path / "guide.yaml"
+    translation.write_text(yaml.safe_dump({"blocks": [{
+        "en": translations.english_hash(block),
+        "zh": "开始之前，在课程文件夹中运行：\n```bash\nmake tests\n```"}]}, allow_unicode=True),
+        encoding="utf-8")
+    found = translations.document_problems(
+        translations.Document(english, translation, tmp_path / "guide.zh-CN.md"))
+    assert any("its code blocks differ from the English" in problem for problem in found), found
+
+
+def test_a_written_question_changed_in_english_is_named(monkeypatch):
+    import dataclasses
+
+    from course_lib.lab.teaching.exercise_catalog import EXERCISES
+
+    assert translations.exercise_problems() == []
+    spec = EXERCISES["13"]
+    changed = dataclasses.replace(spec.written[1], question=spec.written[1].question + " Now.")
+    monkeypatch.setitem(EXERCISES, "13", dataclasses.replace(
+        spec, written=(spec.written[0], changed)))
+    found = translations.exercise_problems()
+    assert any("written question 13 not-detectable changed in English" in p for p in found), found
+
+
+def test_each_readme_says_how_to_choose_and_links_the_other():
+    english = (ROOT / "README.md").read_text(encoding="utf-8")
+    chinese = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "](README.zh-CN.md)" in english and "](README.md)" in chinese
+    for text in (english, chinese):
+        assert "make lab LANG=zh-CN" in text and "make classroom LANG=zh-CN" in text

@@ -172,20 +172,31 @@ def _is_graded(exercise: str) -> bool:
         _released_key(exercise) is not None
 
 
-def method(exercise: str) -> str | None:
-    """The worked solution's method in one paragraph — its docstring's ``Method:`` part, read
-    without running it — or ``None`` where ``solutions/`` is not at hand.
+def method(exercise: str, solution: Path | None = None) -> str | None:
+    """The worked solution's method in one paragraph — its docstring's ``Method:`` part
+    (``方法：`` in a Chinese edition, ``solution``), read without running it — or ``None``
+    where ``solutions/`` is not at hand.
 
     >>> method("01")
     'a Retriever with topk=10, then evaluate(kb, retriever, ks=(5, 10)).'
     """
     try:
-        source = solution_file(exercise).read_text(encoding="utf-8")
+        source = (solution or solution_file(exercise)).read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     docstring = ast.get_docstring(ast.parse(source)) or ""
-    found = [part for part in docstring.split("\n\n") if part.startswith("Method: ")]
-    return " ".join(found[0].removeprefix("Method: ").split()) if found else None
+    found = [re.sub(r"^(Method: |方法：)", "", part) for part in docstring.split("\n\n")
+             if part.startswith(("Method: ", "方法："))]
+    return _join_lines(found[0]) if found else None
+
+
+def _join_lines(text: str) -> str:
+    """``text``'s lines as one: a line break between two Chinese characters is nothing, any
+    other is a space (``"两个\n段落 and\nmore"`` → ``"两个段落 and more"``)."""
+    def joined(match: re.Match[str]) -> str:
+        before, after = match.string[match.start() - 1], match.string[match.end()]
+        return "" if not (before.isascii() or after.isascii()) else " "
+    return re.sub(r"[ \t]*\n\s*", joined, text.strip())
 
 
 def _next_hint(exercise: str) -> str:
