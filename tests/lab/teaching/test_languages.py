@@ -71,3 +71,29 @@ def test_the_chinese_marking_schemes_are_read_from_the_chinese_solution():
     question, answer = written_cells("12", "zh-CN")[:2]
     assert question.source.startswith("**书面回答 1/2**")
     assert "评分标准" in answer.source and "- 2 分：" in answer.source
+
+
+@pytest.mark.slow
+def test_nbgrader_releases_the_chinese_assignment_with_the_same_graded_cells(tmp_path):
+    """``make classroom LANG=zh-CN`` end to end, nbgrader's release included (about a minute)."""
+    import nbformat
+
+    from course_lib.lab.teaching.classroom import build_classroom
+
+    released = {}
+    for language in ("en", "zh-CN"):
+        build_classroom(tmp_path / language, ["12"], self_check=True, language=language)
+        released[language] = nbformat.read(
+            tmp_path / language / "release" / "12_knowing_when_to_say_no" /
+            "12_knowing_when_to_say_no.ipynb", as_version=4)
+    english, chinese = released["en"], released["zh-CN"]
+    def marks(notebook):  # a locked cell's checksum is of its text, which is the language's
+        return [{k: v for k, v in c.metadata.get("nbgrader", {}).items() if k != "checksum"}
+                for c in notebook.cells]
+
+    assert marks(chinese) == marks(english)
+    assert [c.source for c in chinese.cells if c.cell_type == "code"] == \
+        [c.source for c in english.cells if c.cell_type == "code"]
+    text = "\n".join(c.source for c in chinese.cells if c.cell_type == "markdown")
+    assert "**书面回答 1/2**" in text and "计分：2 分" in text
+    assert "评分标准" not in text and "- 2 分：" not in text  # the schemes stay the teacher's
