@@ -28,7 +28,7 @@ Sphinx (myst-nb, sphinx-book-theme; configuration in ``site/conf.py``) into
 Two editions, the same pages under the same names: English (``src/`` → ``html/``) and
 Simplified Chinese (``src-zh-CN/`` → ``html/zh-CN/``, Sphinx's language ``zh_CN``) from the
 translations (``README.zh-CN.md``, ``docs/teaching.zh-CN.md``, ``notebooks/zh-CN/``, the
-methods of ``solutions/zh-CN/``; tools/translations.py builds them). Every page links to itself in
+methods in ``solutions/zh-CN/``; tools/translations.py builds them). Every page links to itself in
 the other edition (``site/conf.py``'s language switch); the link check covers both.
 
 Staged files are rewritten only when their content changes, so a second build is incremental.
@@ -57,6 +57,7 @@ from site_links import check_site  # noqa: E402
 
 from course_lib.lab.teaching.classroom import solution_cells  # noqa: E402
 from course_lib.lab.teaching.exercises import method  # noqa: E402
+from course_lib.lab.teaching.languages import solution_in  # noqa: E402
 from course_lib.store.safe_folder import write_text_atomically  # noqa: E402
 
 MANIFEST = ".staged-by-build-site.json"
@@ -74,7 +75,6 @@ class Edition:
     readme: Path
     teaching: Path
     notebooks: Path
-    solutions: Path               # the worked solutions whose prose is in this language
     solution_pointer: re.Pattern[str]   # a notebook's pointer to its solution notebook
     time: re.Pattern[str]         # a notebook's first cell: its time …
     goals: re.Pattern[str]        # … and its numbered learning goals
@@ -83,7 +83,6 @@ class Edition:
 
 ENGLISH = Edition(
     "en", "en", ROOT / "README.md", ROOT / "docs" / "teaching.md", ROOT / "notebooks",
-    ROOT / "solutions",
     re.compile(r"\*\(Solution:\s+`solutions/\w+_solutions\.ipynb`\.\)\*"),
     re.compile(r"\*\*Time:\*\* *([^.;]+)"),
     re.compile(r"\*\*Learning goals\*\*[^\n]*\n((?:(?:\d+\.| ) .*\n?)+)"),
@@ -110,7 +109,7 @@ ENGLISH = Edition(
 
 CHINESE = Edition(
     "zh-CN", "zh_CN", ROOT / "README.zh-CN.md", ROOT / "docs" / "teaching.zh-CN.md",
-    ROOT / "notebooks" / "zh-CN", ROOT / "solutions" / "zh-CN",
+    ROOT / "notebooks" / "zh-CN",
     re.compile(r"\*（参考解答：\s*`solutions/\w+_solutions\.ipynb`。）\*"),
     re.compile(r"\*\*时长：\*\* *([^。；]+)"),
     re.compile(r"\*\*学习目标\*\*[^\n]*\n((?:(?:\d+\.| ) .*\n?)+)"),
@@ -183,7 +182,8 @@ def worked_solution(notebook: Path) -> list[str]:
 def solution_block(notebook: Path, edition: Edition = ENGLISH) -> str:
     """The folded worked solution of a notebook's exercise (MyST, sphinx-design's dropdown):
     the method in the edition's language, the code as it is."""
-    how = method(notebook.name[:2], edition.solutions / f"{notebook.stem}.py")
+    exercise = notebook.name[:2]
+    how = method(exercise, solution_in(exercise, edition.language))
     code = "\n\n".join(f"{_fence(cell)}python\n{cell}\n{_fence(cell)}"
                        for cell in worked_solution(notebook))
     words = edition.words

@@ -11,8 +11,9 @@ executed a second time); only the markdown is translated. The layout:
     notebooks/zh-CN/NN_name.ipynb  built here
     i18n/zh-CN/README.yaml         the prose documents, block by block (see "prose documents"
     i18n/zh-CN/teaching.yaml       below), built into README.zh-CN.md, docs/teaching.zh-CN.md
-    i18n/zh-CN/solutions/NN.yaml   and solutions/zh-CN/NN_name.py (the worked solution's code
-                                   as it is, its docstring — method, marking schemes — in Chinese)
+    i18n/zh-CN/solutions/NN.yaml   and solutions/zh-CN/NN_name.md (a worked solution's docstring
+                                   — method, marking schemes — in Chinese; its code stays
+                                   in solutions/NN_name.py alone)
     i18n/zh-CN/exercises.yaml      the classroom's written questions (read where a classroom is
                                    built: course_lib.lab.teaching.languages)
 
@@ -203,7 +204,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 class Document:
     """A prose file of the course and its Chinese: ``english`` (read), ``translation`` (the
     i18n file), ``built`` (written here). ``docstring``: only the module docstring of a Python
-    file is prose (a worked solution: its code is shared, like a notebook's)."""
+    file is prose — a worked solution, whose Chinese is its docstring alone, in Markdown: its
+    code is the English file's, never copied."""
 
     english: Path
     translation: Path
@@ -217,7 +219,7 @@ def documents(sources: Path = SOURCES) -> list[Document]:
               Document(ROOT / "docs" / "teaching.md", sources / "teaching.yaml",
                        ROOT / "docs" / "teaching.zh-CN.md")]
     listed += [Document(path, sources / "solutions" / f"{path.stem}.yaml",
-                        ROOT / "solutions" / LANGUAGE / path.name, docstring=True)
+                        ROOT / "solutions" / LANGUAGE / f"{path.stem}.md", docstring=True)
                for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))]
     return [doc for doc in listed if doc.translation.is_file()]
 
@@ -320,9 +322,10 @@ def build_document(document: Document) -> str:
                     for i, block in enumerate(english))
     if not document.docstring:
         return prose
-    text = document.english.read_text(encoding="utf-8")
-    start = text.index('"""') + 3
-    return text[:start] + prose + text[start + len(english_prose(document)):]
+    code = document.english.name
+    return (f"*`solutions/{code}` 的文档字符串（方法与评分标准）的中文译文，由 "
+            f"`tools/translations.py` 生成；代码只在 [`{code}`](../{code}) 中，下文的“本文件”"
+            f"指的就是它。*\n\n{prose.strip()}\n")
 
 
 def document_problems(document: Document, sources: Path = SOURCES) -> list[str]:

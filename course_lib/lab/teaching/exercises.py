@@ -172,6 +172,14 @@ def _is_graded(exercise: str) -> bool:
         _released_key(exercise) is not None
 
 
+def solution_prose(solution: Path) -> str:
+    """A worked solution's prose — its title, method and marking schemes: the docstring of
+    ``solutions/NN_name.py``, read without running it, or the whole of a translation
+    (``solutions/zh-CN/NN_name.md``, the docstring in Chinese)."""
+    source = solution.read_text(encoding="utf-8")
+    return source if solution.suffix == ".md" else ast.get_docstring(ast.parse(source)) or ""
+
+
 def method(exercise: str, solution: Path | None = None) -> str | None:
     """The worked solution's method in one paragraph — its docstring's ``Method:`` part
     (``方法：`` in a Chinese edition, ``solution``), read without running it — or ``None``
@@ -181,11 +189,10 @@ def method(exercise: str, solution: Path | None = None) -> str | None:
     'a Retriever with topk=10, then evaluate(kb, retriever, ks=(5, 10)).'
     """
     try:
-        source = (solution or solution_file(exercise)).read_text(encoding="utf-8")
+        prose = solution_prose(solution or solution_file(exercise))
     except FileNotFoundError:
         return None
-    docstring = ast.get_docstring(ast.parse(source)) or ""
-    found = [re.sub(r"^(Method: |方法：)", "", part) for part in docstring.split("\n\n")
+    found = [re.sub(r"^(Method: |方法：)", "", part) for part in prose.split("\n\n")
              if part.startswith(("Method: ", "方法："))]
     return _join_lines(found[0]) if found else None
 

@@ -5,7 +5,8 @@ and nothing else changed — the same assignments, code, answers and points. The
 the course's translations, which CI keeps in step with the English (``tools/translations.py``):
 
 * the notebook: ``notebooks/zh-CN/NN_name.ipynb`` (the English code and outputs, Chinese prose);
-* the marking schemes: ``solutions/zh-CN/NN_name.py`` (the worked solution, docstring in Chinese);
+* the marking schemes: ``solutions/zh-CN/NN_name.md`` (the worked solution's docstring in
+  Chinese; its code is the English file's);
 * the written questions: ``i18n/zh-CN/exercises.yaml``, each with the hash of the English
   question it translates — a question changed in English and not in Chinese is an error here,
   not a stale question in front of a class;
@@ -89,12 +90,13 @@ def notebook_folder(language: str) -> Path:
 
 
 def solution_in(exercise: str, language: str) -> Path:
-    """The worked solution of ``exercise`` whose prose (method, marking schemes) is in
-    ``language``; its code is the English one's."""
+    """Where the prose (method, marking schemes) of ``exercise``'s worked solution is in
+    ``language``: the English ``.py`` file, or its docstring's translation (``.md``); read it
+    with :func:`.exercises.solution_prose`."""
     english = solution_file(exercise)
     if check_language(language) == "en":
         return english
-    translated = english.parent / language / english.name
+    translated = english.parent / language / f"{english.stem}.md"
     if not translated.is_file():
         raise FileNotFoundError(f"{translated} is missing: python tools/translations.py builds "
                                 f"it from i18n/{language}/")

@@ -23,7 +23,6 @@ source notebook (:mod:`course_lib.lab.teaching.classroom` puts them right after 
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import nbformat
 
 from .exercise_catalog import EXERCISES
+from .exercises import solution_prose
 from .languages import COUNTS, WORDS, solution_in, written_question
 
 # "Marking name:" in a worked solution, "评分标准 name：" in its Chinese edition.
@@ -46,8 +46,7 @@ def marking_schemes(solution: Path) -> dict[str, str]:
     >>> list(schemes), schemes["trial-dev"].startswith("- 2 points:")
     (['trial-dev'], True)
     """
-    docstring = ast.get_docstring(ast.parse(solution.read_text(encoding="utf-8"))) or ""
-    found = (MARKING.fullmatch(part.strip()) for part in docstring.split("\n\n"))
+    found = (MARKING.fullmatch(part.strip()) for part in solution_prose(solution).split("\n\n"))
     return {match["name"]: match["scheme"] for match in found if match}
 
 
