@@ -112,6 +112,17 @@ def test_the_chinese_landing_page_is_the_chinese_readme_and_leads_to_its_lessons
     page.wait_for_url("**/zh-CN/notebooks/08_reranking.html")
 
 
+def test_the_chinese_contents_page_shows_each_lessons_goals_and_time(page: Any,
+                                                                     site: str) -> None:
+    page.goto(site + "zh-CN/lessons.html")
+    assert page.locator("article section section").count() == len(
+        list((REPO / "notebooks" / "zh-CN").glob("[0-9][0-9]_*.ipynb")))
+    text = page.inner_text("article")
+    assert "时长： 约 40 分钟" in text or "时长：约 40 分钟" in text, text[:400]
+    assert "**" not in text, "Markdown bold that did not render"
+    assert page.locator("article strong:has-text('时长：')").count() == 14
+
+
 PAGES = ("index.html", "lessons.html", "notebooks/07_similarity_thresholds.html",
          "docs/teaching.html", "report.html", "library.html", "library/lab/data/squad.py.html")
 

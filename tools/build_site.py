@@ -115,22 +115,23 @@ CHINESE = Edition(
     re.compile(r"\*\*学习目标\*\*[^\n]*\n((?:(?:\d+\.| ) .*\n?)+)"),
     {"solution": "参考解答 —— 先自己试过再打开", "method": "**方法。**",
      "from": "取自 `solutions/{stem}.py`，唯一的事实来源；`make sync` 会运行它，"
-             "并检查它能通过上面的检查。",
+             "并确认它能通过上面的检查。",
      "folded": "*（参考解答：折叠在检查下方。）*",
      "unpublished": "*（本网站不发布参考解答。）*",
      "done-in": "*（练习在 {lesson} 中完成。）*",
      "report": "# 基准报告\n\n*本页显示的是 `docs/report.html` 显示的内容"
                "（由 `make report` 生成）：笔记本 10 的文字和输出，不含代码。"
                "带代码的笔记本：{lesson}。*",
-     "lessons": "课程", "reference": "参考",
-     "lessons-title": "# 课程：学习目标与时长\n",
+     "lessons": "各课", "reference": "参考",
+     "lessons-title": "# 各课：学习目标与时长\n",
      "lessons-intro": "{count} 个笔记本，按学习顺序排列。每个笔记本都说明学完后你能做什么、"
                       "需要多长时间；时长取自笔记本本身。每个笔记本都以一个练习{folded}"
                       "和复习题结尾。\n",
      "lessons-folded": "（参考解答折叠在检查下方）",
-     "lesson": "## [{title}](notebooks/{name})\n\n**时长：**{time}。学完后你能够：\n\n{goals}\n",
+     "lesson": "## [{title}](notebooks/{name})\n\n**时长：** {time}。学完后你能够：\n\n{goals}\n",
      "library-title": "# 库 `course_lib`：阅读指南\n",
-     "library-list": "所有模块，按此顺序（上面的链接或下面的列表打开其源代码）：",
+     "library-list": "所有模块按以下顺序排列（点击上面的链接或下面列表中的条目，即可打开"
+                     "其源代码）：",
      "lines": "{count:,} 行。", "switch": "English"})
 EDITIONS = (ENGLISH, CHINESE)
 

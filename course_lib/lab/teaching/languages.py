@@ -55,10 +55,10 @@ WORDS: dict[str, dict[str, str]] = {
         "graded": "*（计分：{points} 分，每个答案 1 分{written}。{checking}成绩在你提交之后"
                   "计算。）*",
         "self-check": "下面的检查会告诉你答案是否正确，并给出提示；",
-        "no-self-check": "下面的检查在这份副本中不检查答案；",
+        "no-self-check": "在这份副本中，下面的检查不会核对你的答案；",
         "written-note": "；另有 {points} 分给检查之后的{count}道书面回答，由老师评分",
         "question": "**书面回答{number}** *（{points} 分，你提交之后由老师评分）*。{question}"
-                    "请在下面的单元格中用几句话作答，并写出你的数字。",
+                    "请在下面的单元格中用几句话作答，并用上你得到的数字。",
         "number": " {n}/{total}",
         "scheme": "**评分标准**（{points} 分），供老师使用：此单元格只在 `source/` 中——发布版中"
                   "这里是 \"YOUR ANSWER HERE\"，每份提交中是学生的回答。\n\n{scheme}",
