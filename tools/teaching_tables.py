@@ -95,7 +95,7 @@ def tables() -> str:
             cells.append(f"{memory:.0f} MB, {cpu:.0f} s, {wall:.0f} s")
         lines.append(f"| `{name}` | {times.get(name, '—')} | " + " | ".join(cells) + " |")
     lines += ["", f"How many students a server holds, from the run with {largest['students']} "
-              f"at once (the model below):", "",
+              f"at once (the model above):", "",
               "| lab | " + " | ".join(f"{c} cores / {g} GB" for c, g in SERVERS) + " |",
               "|---|" + "---|" * len(SERVERS)]
     for name in rows:
