@@ -223,7 +223,7 @@ def question_qa_pairs(text: str, per_sentence: int = 1, limit: int = 8
             pairs.append((_as_question(sentence, answer, word, chinese), answer))
             used.add(answer)  # each answer is asked about once
             made += 1
-            if made == per_sentence:
+            if made == per_sentence or len(pairs) == limit:
                 break
         if len(pairs) >= limit:
             break
@@ -245,7 +245,27 @@ def expand_with_keywords(query: str, context: Sequence[str] = (), limit: int = 3
 _ENUMERATION = re.compile(r"(?P<items>[^，,。？?]+?(?:(?:和|与|以及|及|、|跟|还有|and|, ?)"
                           r"[^，,。？?]+?)+)(?P<rest>(?:分别|各自|各|都|respectively)?"
                           r"(?:是|在|有|为|属于|叫|位于|出生|建于|is|are|was|were)[^。？?]*[？?]?)$")
-_ITEM_SEPARATOR = re.compile(r"和|与|以及|及|、|跟|还有|\band\b|, ?")
+_ITEM_SEPARATORS = {"和", "与", "以及", "及", "、", "跟", "还有", "and", ","}
+
+
+def _enumerated_items(text: str) -> list[str]:
+    """The items ``text`` enumerates, cut at separators that are words of their own: jieba's
+    words, so 颐和园和故宫 is two items, not three (its first 和 is inside a name)."""
+    items, current = [], ""
+    for word in jieba.lcut(text):
+        if word.strip() in _ITEM_SEPARATORS:
+            items.append(current.strip())
+            current = ""
+        else:
+            current += word
+    return [item for item in [*items, current.strip()] if item]
+
+
+def _joined(left: str, right: str) -> str:
+    """``left + right``, with a space where two English words meet ("Alice" + "were …")."""
+    english = left[-1:].isascii() and left[-1:].isalnum() and right[:1].isascii() \
+        and right[:1].isalnum()
+    return f"{left} {right}" if english else left + right
 
 
 def split_sub_questions(query: str, limit: int = 3) -> list[str]:
@@ -254,17 +274,24 @@ def split_sub_questions(query: str, limit: int = 3) -> list[str]:
     Several questions in one ("…？…？") are split at their question marks; an
     enumerated subject ("长城和故宫分别在哪里？") becomes one question per item.
     Otherwise the question is returned alone.
+
+    >>> split_sub_questions("颐和园和故宫分别在哪里？")
+    ['颐和园在哪里？', '故宫在哪里？']
+    >>> split_sub_questions("Alice and Bob were born where?")
+    ['Alice were born where?', 'Bob were born where?']
+    >>> split_sub_questions("颐和园在哪里？")
+    ['颐和园在哪里？']
     """
     parts = [p.strip() for p in re.split(r"(?<=[？?])", query) if p.strip()]
     if len(parts) > 1:
         return parts[:limit]
     match = _ENUMERATION.search(query.strip())
     if match:
-        items = [i.strip() for i in _ITEM_SEPARATOR.split(match["items"]) if i.strip()]
+        items = _enumerated_items(match["items"])
         rest = re.sub(r"^(?:分别|各自|各|都|respectively)", "", match["rest"])
         prefix = query.strip()[: match.start()]
         if 2 <= len(items):
-            return [f"{prefix}{item}{rest}" for item in items][:limit]
+            return [prefix + _joined(item, rest) for item in items][:limit]
     return [query.strip()]
 
 

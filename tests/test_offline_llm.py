@@ -158,3 +158,19 @@ def test_questions_are_not_answers_and_no_sentence_gives_an_empty_answer(context
 def test_a_question_in_the_context_is_skipped_for_the_statement_after_it():
     context = ["长城东起哪里？长城东起山海关。"]
     assert extractive_answer("长城东起哪里", context) == "长城东起山海关。"
+
+
+def test_question_qa_pairs_never_exceeds_its_limit():
+    text = "长城东起山海关，西至嘉峪关，全长21196千米。现存的城墙修建于1368年。"
+    assert len(question_qa_pairs(text, per_sentence=3, limit=1)) == 1
+    assert len(question_qa_pairs(text, per_sentence=3, limit=2)) == 2
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("颐和园和故宫分别在哪里？", ["颐和园在哪里？", "故宫在哪里？"]),   # 和 inside a name stays
+    ("颐和园在哪里？", ["颐和园在哪里？"]),
+    ("Alice and Bob were born where?", ["Alice were born where?", "Bob were born where?"]),
+    ("北京、上海以及广州分别有多少人？", ["北京有多少人？", "上海有多少人？", "广州有多少人？"]),
+])
+def test_split_sub_questions_cuts_only_at_separator_words(query, expected):
+    assert split_sub_questions(query) == expected
