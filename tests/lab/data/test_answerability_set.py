@@ -4,25 +4,21 @@ are removed, how questions are labelled and dealt into folds, and what the set r
 from collections import Counter
 
 import pytest
+from place_kb import PLACES as ALL_PLACES
+from place_kb import place_paragraphs
 
 from course_lib.lab.data.answerability_set import AnswerabilitySet, answerability_set
 from course_lib.lab.data.datasets import Question, SquadSet, build_knowledge_base
 
-PLACES = ["长城", "故宫", "西湖", "黄山", "泰山", "丽江", "敦煌", "桂林", "黄河", "长江",
-          "三峡", "华山"]
+PLACES = ALL_PLACES[:12]
 
 
 def tiny_kb(places=PLACES, unasked=0, duplicate=False):
     """One paragraph per place with two questions each; ``unasked`` extra paragraphs no
     question points at; ``duplicate`` repeats the first paragraph's text under a new id."""
-    paragraphs, questions = [], []
-    for i, place in enumerate(places):
-        text = f"{place}在第{i}区。{place}有第{i}景。"
-        paragraphs.append((f"P{i}", text))
-        for j, (asked, answer) in enumerate([(f"{place}在哪个区？", f"第{i}区"),
-                                             (f"{place}有什么景？", f"第{i}景")]):
-            questions.append(Question(f"Q{i}-{j}", asked, [answer], [text.index(answer)],
-                                      f"P{i}", text))
+    paragraphs, questions = place_paragraphs(
+        places, "{place}在第{i}区。{place}有第{i}景。",
+        [("{place}在哪个区？", "第{i}区"), ("{place}有什么景？", "第{i}景")])
     for k in range(unasked):
         paragraphs.append((f"U{k}", f"无人问的第{k}段。"))
     if duplicate:

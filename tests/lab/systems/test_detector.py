@@ -5,26 +5,19 @@ stand-in embedder: no model runs)."""
 
 import numpy as np
 import pytest
+from place_kb import PLACES, place_paragraphs
 
 from course_lib.answerability import AnswerabilityDetector
 from course_lib.lab.data.answerability_set import answerability_set
-from course_lib.lab.data.datasets import Question, SquadSet, build_knowledge_base
+from course_lib.lab.data.datasets import SquadSet, build_knowledge_base
 from course_lib.lab.systems import detector as detector_module
 from course_lib.lab.systems.detector import fit_detector, retrieve_candidates
 
-PLACES = ["长城", "故宫", "西湖", "黄山", "泰山", "丽江", "敦煌", "桂林", "黄河", "长江",
-          "三峡", "华山", "峨眉", "苏州", "洱海", "天山"]
-
 
 def tiny_kb():
-    paragraphs, questions = [], []
-    for i, place in enumerate(PLACES):
-        text = f"{place}位于第{i}号地区。{place}以第{i}种风景闻名。"
-        paragraphs.append((f"P{i}", text))
-        for j, (asked, answer) in enumerate([(f"{place}位于哪个地区？", f"第{i}号地区"),
-                                             (f"{place}以什么风景闻名？", f"第{i}种风景")]):
-            questions.append(Question(f"Q{i}-{j}", asked, [answer], [text.index(answer)],
-                                      f"P{i}", text))
+    paragraphs, questions = place_paragraphs(
+        PLACES, "{place}位于第{i}号地区。{place}以第{i}种风景闻名。",
+        [("{place}位于哪个地区？", "第{i}号地区"), ("{place}以什么风景闻名？", "第{i}种风景")])
     return build_knowledge_base(SquadSet(paragraphs, questions), docs_per_file=4)
 
 
